@@ -1,0 +1,773 @@
+//! A game's state, and the two functions of event sourcing:
+//! [`Game::decide`] checks a command and returns its events, or the rule
+//! it breaks; [`Game::apply`] folds an event in and cannot fail.
+
+use crate::board::{Board, PlacedTile};
+use crate::features::{Features, NodeId};
+use crate::geometry::{Dir, Half, Place, Pos, Rotation};
+use crate::model::*;
+use crate::rules::{Expansion, Rules, id};
+use crate::shuffle::Stream;
+use crate::tiles::{BASE_COUNTS, EdgeKind, FeatureKind, KINDS, NONE, RIVER_COUNTS, Rotated, TileKind};
+
+/// Receives the effects of an event as the fold derives them.
+pub trait Observer {
+    fn effect(&mut self, effect: Effect);
+}
+
+/// Ignores effects: a plain fold.
+impl Observer for () {
+    fn effect(&mut self, _: Effect) {}
+}
+
+impl Observer for Vec<Effect> {
+    fn effect(&mut self, effect: Effect) {
+        self.push(effect);
+    }
+}
+
+/// A follower on a feature node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Standing {
+    pub owner: Seat,
+    pub node: NodeId,
+}
+
+/// Where the river is open and where it may not flow.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct RiverEnd {
+    /// The empty cell the next river tile must fill.
+    cell: Pos,
+    /// The side of that cell where the water comes in.
+    inflow: Dir,
+    /// The river may never flow this way.
+    forbidden: Dir,
+}
+
+/// The whole state of a game: a fold of its events.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Game {
+    pub(crate) setup: Setup,
+    pub(crate) board: Board,
+    pub(crate) features: Features,
+    pub(crate) followers: Vec<Standing>,
+    pub(crate) supply: [u8; MAX_PLAYERS],
+    pub(crate) scores: [u32; MAX_PLAYERS],
+    /// Tiles left to draw, by kind.
+    bag: [u16; KINDS],
+    bag_left: u16,
+    /// The sealed draw order, when the game has a seed. Hidden information.
+    order: Vec<TileKind>,
+    /// Tiles drawn so far (the next turn index).
+    draws: u16,
+    pending: Pending,
+    /// The tile placed this turn, and the features it completed (roots).
+    current: Option<u16>,
+    pub(crate) completed: Vec<NodeId>,
+    river: Option<RiverEnd>,
+}
+
+impl Game {
+    /// Checks a setup, for `Event::Created`.
+    pub fn check_setup(setup: &Setup) -> Result<(), SetupError> {
+        let n = setup.players.len();
+        if !(MIN_PLAYERS..=MAX_PLAYERS).contains(&n) {
+            return Err(SetupError::PlayerCount(n));
+        }
+        if let Some(tiles) = &setup.tiles {
+            if let Some((kind, _)) = tiles.iter().find(|(k, _)| !is_land(*k)) {
+                return Err(SetupError::NotALandTile(*kind));
+            }
+            let total: usize = tiles.iter().map(|(_, c)| *c as usize).sum();
+            if total > MAX_BAG {
+                return Err(SetupError::BagTooLarge(total));
+            }
+        }
+        Ok(())
+    }
+
+    /// The game right after its creation: the fold of `Event::Created`.
+    /// The setup must have passed [`Game::check_setup`].
+    pub fn new(setup: Setup) -> Game {
+        let players = setup.players.len().min(MAX_PLAYERS);
+        let mut supply = [0; MAX_PLAYERS];
+        supply[..players].fill(FOLLOWERS);
+        let mut game = Game {
+            board: Board::default(),
+            features: Features::default(),
+            followers: Vec::with_capacity(players * FOLLOWERS as usize),
+            supply,
+            scores: [0; MAX_PLAYERS],
+            bag: [0; KINDS],
+            bag_left: 0,
+            order: Vec::new(),
+            draws: 0,
+            pending: Pending::Draw { player: Seat(0) },
+            current: None,
+            completed: Vec::new(),
+            river: None,
+            setup,
+        };
+        game.lay_out();
+        game
+    }
+
+    /// Lays the setup tiles (B-1, R-1, C-1) and fills the bag.
+    fn lay_out(&mut self) {
+        let rules = self.setup.rules;
+        let land: Vec<(TileKind, u16)> = match &self.setup.tiles {
+            Some(tiles) => tiles.clone(),
+            None => BASE_COUNTS
+                .iter()
+                .map(|&(name, count)| (kind(name), if name == "D" { count - 1 } else { count } as u16))
+                .collect(),
+        };
+        let mut river_tiles = Vec::new();
+        if rules.has(Expansion::River) {
+            for &(name, count) in &RIVER_COUNTS {
+                if name != "RS" && name != "RL" {
+                    river_tiles.extend(std::iter::repeat_n(kind(name), count as usize));
+                }
+            }
+        }
+        // Setup tiles.
+        if !rules.has(Expansion::River) && !rules.has(Expansion::Count) {
+            self.put(kind("D"), Pos::ORIGIN, Rotation::R0);
+        }
+        if rules.has(Expansion::River) {
+            let spring = Pos::ORIGIN;
+            self.put(kind("RS"), spring, Rotation::R0);
+            self.river = Some(RiverEnd {
+                cell: spring.step(Dir::E),
+                inflow: Dir::W,
+                forbidden: Dir::W,
+            });
+        }
+        for (k, count) in &land {
+            self.bag[k.index()] += count;
+        }
+        for k in &river_tiles {
+            self.bag[k.index()] += 1;
+        }
+        if rules.has(Expansion::River) {
+            self.bag[kind("RL").index()] += 1;
+        }
+        self.bag_left = self.bag.iter().sum();
+        if let Some(seed) = self.setup.seed {
+            let mut stream = Stream::new(&seed);
+            let mut land_order: Vec<TileKind> = Vec::with_capacity(self.bag_left as usize);
+            for (k, count) in land.iter() {
+                land_order.extend(std::iter::repeat_n(*k, *count as usize));
+            }
+            land_order.sort();
+            river_tiles.sort();
+            stream.shuffle(&mut river_tiles);
+            stream.shuffle(&mut land_order);
+            self.order = river_tiles;
+            if rules.has(Expansion::River) {
+                self.order.push(kind("RL"));
+            }
+            self.order.extend(land_order);
+        }
+    }
+
+    /// Places a tile and joins its segments to the neighbours' features.
+    /// Returns its slot. Checks nothing.
+    fn put(&mut self, kind: TileKind, pos: Pos, rotation: Rotation) -> u16 {
+        let def = kind.def();
+        let first = self.features.len() as NodeId;
+        let slot = self.board.put(kind, pos, rotation, first);
+        for (i, segment) in def.segments.iter().enumerate() {
+            let open = match segment.kind {
+                FeatureKind::Road | FeatureKind::City => segment.edges.count_ones() as u16,
+                _ => 0,
+            };
+            self.features
+                .add(slot, i as u8, segment.kind, open, segment.pennant as u8);
+        }
+        let layout = def.at(rotation);
+        for d in Dir::ALL {
+            let Some(other) = self.board.at(pos.step(d)).copied() else {
+                continue;
+            };
+            let theirs = other.layout();
+            let (a, b) = (
+                layout.edge_segment[d.index()],
+                theirs.edge_segment[d.opposite().index()],
+            );
+            if a != NONE && b != NONE {
+                self.features
+                    .join(first + a as NodeId, other.first_node + b as NodeId, true);
+            }
+            for h in [
+                Half::from_index(2 * d.index()),
+                Half::from_index(2 * d.index() + 1),
+            ] {
+                let (a, b) = (
+                    layout.half_segment[h.index()],
+                    theirs.half_segment[h.facing().index()],
+                );
+                if a != NONE && b != NONE {
+                    self.features
+                        .join(first + a as NodeId, other.first_node + b as NodeId, false);
+                }
+            }
+        }
+        slot
+    }
+
+    // ---- Reading the state ------------------------------------------------
+
+    pub fn setup(&self) -> &Setup {
+        &self.setup
+    }
+
+    pub fn rules(&self) -> Rules {
+        self.setup.rules
+    }
+
+    pub fn players(&self) -> usize {
+        self.setup.players.len()
+    }
+
+    pub fn pending(&self) -> Pending {
+        self.pending
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.pending == Pending::Finished
+    }
+
+    /// Scores in seat order.
+    pub fn scores(&self) -> &[u32] {
+        &self.scores[..self.players()]
+    }
+
+    /// Followers in each player's supply, in seat order.
+    pub fn supply(&self) -> &[u8] {
+        &self.supply[..self.players()]
+    }
+
+    /// Tiles drawn so far; during a turn, its index is `draws() - 1`.
+    pub fn draws(&self) -> u16 {
+        self.draws
+    }
+
+    /// Tiles still in the bag.
+    pub fn bag_left(&self) -> u16 {
+        self.bag_left
+    }
+
+    /// How many of `kind` are still in the bag (public: the order is not).
+    pub fn in_bag(&self, kind: TileKind) -> u16 {
+        self.bag[kind.index()]
+    }
+
+    pub fn tiles(&self) -> &[PlacedTile] {
+        self.board.tiles()
+    }
+
+    pub fn tile_at(&self, pos: Pos) -> Option<&PlacedTile> {
+        self.board.at(pos)
+    }
+
+    /// The tile placed in the current turn.
+    pub fn current_tile(&self) -> Option<&PlacedTile> {
+        self.current.map(|slot| self.board.tile(slot))
+    }
+
+    /// Followers on the board, in the order they were deployed.
+    pub fn followers(&self) -> impl Iterator<Item = Follower> + '_ {
+        self.followers.iter().map(|s| {
+            let node = self.features.node(s.node);
+            let tile = self.board.tile(node.tile);
+            Follower {
+                owner: s.owner,
+                at: tile.pos,
+                place: canonical_place(tile, node.segment),
+                kind: node.kind,
+            }
+        })
+    }
+
+    /// The winners: every player with the highest score (B-E1).
+    pub fn leaders(&self) -> Seats {
+        let best = self.scores().iter().copied().max().unwrap_or(0);
+        let mut seats = Seats::default();
+        for (i, &s) in self.scores().iter().enumerate() {
+            if s == best {
+                seats.insert(Seat(i as u8));
+            }
+        }
+        seats
+    }
+
+    /// Bytes this state holds on the heap and inline.
+    pub fn memory_bytes(&self) -> usize {
+        size_of::<Game>()
+            + self.board.heap_bytes()
+            + self.features.heap_bytes()
+            + self.followers.capacity() * size_of::<Standing>()
+            + self.order.capacity() * size_of::<TileKind>()
+            + self.completed.capacity() * size_of::<NodeId>()
+            + self.setup.players.iter().map(|p| p.capacity()).sum::<usize>()
+    }
+
+    // ---- Legal decisions --------------------------------------------------
+
+    /// Every legal placement of the drawn tile (B-T1, R-3, R-4), or none
+    /// when no tile waits to be placed.
+    pub fn legal_placements(&self) -> Vec<Placement> {
+        let mut out = Vec::new();
+        if let Pending::PlaceTile { tile, .. } = self.pending {
+            self.for_each_placement(tile, |p| {
+                out.push(p);
+                false
+            });
+        }
+        out
+    }
+
+    /// Calls `f` for each legal placement of `tile` until it returns true;
+    /// returns whether it did.
+    pub fn for_each_placement(&self, tile: TileKind, mut f: impl FnMut(Placement) -> bool) -> bool {
+        let def = tile.def();
+        if def.is_river() {
+            let Some(end) = self.river else { return false };
+            let Some(cell) = self.board.frontier_cell(end.cell) else {
+                return false;
+            };
+            for rotation in Rotation::ALL {
+                let layout = def.at(rotation);
+                if cell.accepts(layout)
+                    && river_outflow_ok(layout, end)
+                    && f(Placement {
+                        pos: end.cell,
+                        rotation,
+                    })
+                {
+                    return true;
+                }
+            }
+            return false;
+        }
+        for cell in self.board.frontier() {
+            for rotation in Rotation::ALL {
+                if cell.accepts(def.at(rotation))
+                    && f(Placement {
+                        pos: cell.pos,
+                        rotation,
+                    })
+                {
+                    return true;
+                }
+            }
+        }
+        false
+    }
+
+    pub fn has_placement(&self, tile: TileKind) -> bool {
+        self.for_each_placement(tile, |_| true)
+    }
+
+    /// The places where a follower may go on the tile just placed (B-T3,
+    /// R-5), each by its canonical name. Deploying none is always legal.
+    pub fn legal_follower_places(&self) -> Vec<Place> {
+        let mut out = Vec::new();
+        self.for_each_follower_place(|p| out.push(p));
+        out
+    }
+
+    pub(crate) fn for_each_follower_place(&self, mut f: impl FnMut(Place)) {
+        let (Pending::PlaceFollower { player }, Some(slot)) = (self.pending, self.current) else {
+            return;
+        };
+        if self.supply[player.index()] == 0 {
+            return;
+        }
+        let tile = self.board.tile(slot);
+        for segment in 0..tile.def().segments.len() {
+            let root = self.features.root(tile.first_node + segment as NodeId);
+            if self.features.followers(root) == 0 {
+                f(canonical_place(tile, segment as u8));
+            }
+        }
+    }
+
+    // ---- Decide -------------------------------------------------------------
+
+    /// Checks `command` by `actor` against the rules and returns the events
+    /// it produces. Changes nothing.
+    pub fn decide(&self, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
+        let expected = self.pending.actor().ok_or(PlayError::Finished)?;
+        let wrong = || PlayError::WrongDecision {
+            pending: self.pending.name(),
+            command: command.name(),
+        };
+        match (*command, self.pending) {
+            (Command::Draw(tile), Pending::Draw { .. }) => {
+                check_actor(expected, actor)?;
+                self.check_draw(tile)?;
+                Ok(vec![Event::Drawn(tile)])
+            }
+            (Command::PlaceTile { pos, rotation }, Pending::PlaceTile { tile, .. }) => {
+                check_actor(expected, actor)?;
+                self.check_placement(tile, pos, rotation)?;
+                Ok(vec![Event::TilePlaced { pos, rotation }])
+            }
+            (Command::PlaceFollower(place), Pending::PlaceFollower { player }) => {
+                check_actor(expected, actor)?;
+                let place = match place {
+                    Some(place) => Some(self.check_follower(player, place)?),
+                    None => None,
+                };
+                Ok(vec![Event::FollowerPlaced(place)])
+            }
+            _ => Err(wrong()),
+        }
+    }
+
+    fn check_draw(&self, tile: TileKind) -> Result<(), PlayError> {
+        if self.bag[tile.index()] == 0 {
+            return Err(PlayError::rule(id::B_1, format!("no {tile} is left in the bag")));
+        }
+        if self.setup.rules.has(Expansion::River) {
+            let lake = kind("RL");
+            let river_left: u16 = RIVER_COUNTS
+                .iter()
+                .map(|&(n, _)| kind(n))
+                .filter(|&k| k != lake)
+                .map(|k| self.bag[k.index()])
+                .sum();
+            let (expected, what) = if river_left > 0 {
+                (
+                    tile.def().is_river() && tile != lake,
+                    "a river tile other than the lake",
+                )
+            } else if self.bag[lake.index()] > 0 {
+                (tile == lake, "the lake")
+            } else {
+                (true, "")
+            };
+            if !expected {
+                return Err(PlayError::rule(
+                    id::R_2,
+                    format!("{tile} drawn where the next tile must be {what}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a placement of `tile`, naming the first rule it breaks.
+    pub fn check_placement(&self, tile: TileKind, pos: Pos, rotation: Rotation) -> Result<(), PlayError> {
+        let layout = tile.def().at(rotation);
+        let at = format!("{tile} at {pos}");
+        if self.board.at(pos).is_some() {
+            return Err(PlayError::rule(
+                id::B_T1,
+                format!("{at}: the cell is already taken"),
+            ));
+        }
+        if self.board.frontier_cell(pos).is_none() {
+            return Err(PlayError::rule(id::B_T1, format!("{at} touches no placed tile")));
+        }
+        if let Some((d, ours, theirs)) = self.board.mismatch(layout, pos) {
+            let rule = if ours == EdgeKind::Water || theirs == EdgeKind::Water {
+                id::R_3
+            } else {
+                id::B_T1
+            };
+            return Err(PlayError::rule(
+                rule,
+                format!(
+                    "edge {d} of {at} is {}, neighbour's {} edge is {}",
+                    ours.name(),
+                    d.opposite(),
+                    theirs.name()
+                ),
+            ));
+        }
+        if tile.def().is_river() {
+            let end = self
+                .river
+                .ok_or_else(|| PlayError::rule(id::R_3, "the river is already closed"))?;
+            if pos != end.cell || layout.edges[end.inflow.index()] != EdgeKind::Water {
+                return Err(PlayError::rule(
+                    id::R_3,
+                    format!("{at} does not continue the river, which is open at {}", end.cell),
+                ));
+            }
+            if !river_outflow_ok(layout, end) {
+                return Err(PlayError::rule(
+                    id::R_4,
+                    format!(
+                        "{at} would make the river flow {}, back towards the spring",
+                        end.forbidden
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Checks a follower place on the tile just placed; returns its
+    /// canonical name.
+    fn check_follower(&self, player: Seat, place: Place) -> Result<Place, PlayError> {
+        let slot = self
+            .current
+            .ok_or_else(|| PlayError::rule(id::B_T3, "no tile was placed this turn"))?;
+        let tile = self.board.tile(slot);
+        let layout = tile.layout();
+        let on = format!("{} at {}", tile.kind, tile.pos);
+        let segment = segment_at(tile, place).ok_or_else(|| {
+            let water = match place {
+                Place::Edge(d) => layout.edges[d.index()] == EdgeKind::Water,
+                Place::Half(_) | Place::Cloister => false,
+            };
+            if water {
+                PlayError::rule(
+                    id::R_5,
+                    format!("{place} of {on} is the river: no follower may stand on it"),
+                )
+            } else {
+                PlayError::rule(id::B_T3, format!("{on} has no feature at {place}"))
+            }
+        })?;
+        if self.supply[player.index()] == 0 {
+            return Err(PlayError::rule(
+                id::B_T3,
+                format!("{player} has no follower left in supply"),
+            ));
+        }
+        let root = self.features.root(tile.first_node + segment as NodeId);
+        if self.features.followers(root) > 0 {
+            let kind = self.features.node(root).kind;
+            return Err(PlayError::rule(
+                id::B_T3,
+                format!("the {kind} at {place} of {on} already holds a follower"),
+            ));
+        }
+        Ok(canonical_place(tile, segment))
+    }
+
+    // ---- Apply --------------------------------------------------------------
+
+    /// Folds one event in. Events come from [`Game::decide`] (or a store of
+    /// them), so they are legal; `apply` cannot fail.
+    pub fn apply(&mut self, event: &Event) {
+        self.apply_observed(event, &mut ());
+    }
+
+    /// [`Game::apply`], reporting every effect to `observer`.
+    pub fn apply_observed(&mut self, event: &Event, observer: &mut impl Observer) {
+        match (event, self.pending) {
+            (Event::Created(setup), _) => *self = Game::new(setup.clone()),
+            (Event::Drawn(tile), Pending::Draw { player }) => self.drawn(*tile, player, observer),
+            (&Event::TilePlaced { pos, rotation }, Pending::PlaceTile { player, tile }) => {
+                self.placed(tile, pos, rotation);
+                self.pending = Pending::PlaceFollower { player };
+            }
+            (Event::FollowerPlaced(place), Pending::PlaceFollower { player }) => {
+                if let Some(place) = place {
+                    self.deploy(player, *place);
+                }
+                self.score_completed(observer);
+                self.end_turn(Seat((player.0 + 1) % self.players() as u8), observer);
+            }
+            // Unreachable for events that `decide` produced.
+            _ => debug_assert!(false, "event {event:?} does not fit {:?}", self.pending),
+        }
+    }
+
+    fn drawn(&mut self, tile: TileKind, player: Seat, observer: &mut impl Observer) {
+        self.bag[tile.index()] = self.bag[tile.index()].saturating_sub(1);
+        self.bag_left = self.bag_left.saturating_sub(1);
+        self.draws += 1;
+        if self.has_placement(tile) {
+            self.pending = Pending::PlaceTile { player, tile };
+        } else {
+            // B-T2, R-6: the tile leaves the game; the same player draws again.
+            observer.effect(Effect::Discarded(tile));
+            self.end_turn(player, observer);
+        }
+    }
+
+    fn placed(&mut self, tile: TileKind, pos: Pos, rotation: Rotation) {
+        let slot = self.put(tile, pos, rotation);
+        self.current = Some(slot);
+        let placed = *self.board.tile(slot);
+        let layout = placed.layout();
+        if tile.def().is_river() {
+            self.river = self.river.and_then(|end| {
+                let out = Dir::ALL
+                    .into_iter()
+                    .find(|&d| d != end.inflow && layout.edges[d.index()] == EdgeKind::Water)?;
+                Some(RiverEnd {
+                    cell: pos.step(out),
+                    inflow: out.opposite(),
+                    forbidden: end.forbidden,
+                })
+            });
+        }
+        // Which features did this placement complete (B-X1..B-X3)?
+        self.completed.clear();
+        for (i, segment) in placed.def().segments.iter().enumerate() {
+            if matches!(segment.kind, FeatureKind::Road | FeatureKind::City) {
+                let root = self.features.find(placed.first_node + i as NodeId);
+                if self.features.open(root) == 0 && !self.completed.contains(&root) {
+                    self.completed.push(root);
+                }
+            }
+        }
+        for cell in std::iter::once(pos).chain(pos.ring()) {
+            if let Some(node) = self.cloister_node(cell)
+                && self.cloister_neighbours(cell) == 8
+            {
+                self.completed.push(node);
+            }
+        }
+    }
+
+    pub(crate) fn cloister_node(&self, pos: Pos) -> Option<NodeId> {
+        let tile = self.board.at(pos)?;
+        tile.def().cloister.map(|c| tile.first_node + c as NodeId)
+    }
+
+    pub(crate) fn cloister_neighbours(&self, pos: Pos) -> u32 {
+        pos.ring()
+            .iter()
+            .filter(|p| self.board.slot_at(**p).is_some())
+            .count() as u32
+    }
+
+    fn deploy(&mut self, owner: Seat, place: Place) {
+        let Some(tile) = self.current_tile().copied() else {
+            return;
+        };
+        let Some(segment) = segment_at(&tile, place) else {
+            return;
+        };
+        let node = tile.first_node + segment as NodeId;
+        let root = self.features.find(node);
+        self.features.add_follower(root);
+        self.followers.push(Standing { owner, node });
+        self.supply[owner.index()] -= 1;
+    }
+
+    /// The turn is over: the next player draws, or the game ends (B-E1).
+    fn end_turn(&mut self, next: Seat, observer: &mut impl Observer) {
+        self.current = None;
+        self.completed.clear();
+        if self.bag_left == 0 {
+            self.final_scoring(observer);
+            self.pending = Pending::Finished;
+            observer.effect(Effect::Finished);
+        } else {
+            self.pending = Pending::Draw { player: next };
+        }
+    }
+
+    // ---- Driving a game -----------------------------------------------------
+
+    /// The event the engine produces by itself next, if any: the next draw
+    /// of a game with a seed.
+    pub fn automatic(&self) -> Option<Event> {
+        match self.pending {
+            Pending::Draw { .. } => self.order.get(self.draws as usize).map(|&t| Event::Drawn(t)),
+            _ => None,
+        }
+    }
+
+    /// Decides `command`, applies its events, then every automatic event
+    /// after them. Returns all of them; effects go to `observer`.
+    pub fn execute(
+        &mut self,
+        actor: Actor,
+        command: &Command,
+        observer: &mut impl Observer,
+    ) -> Result<Vec<Event>, PlayError> {
+        let mut events = self.decide(actor, command)?;
+        for event in &events {
+            self.apply_observed(event, observer);
+        }
+        self.run_automatic(&mut events, observer);
+        Ok(events)
+    }
+
+    /// Applies automatic events until a player must decide; appends them
+    /// to `events`.
+    pub fn run_automatic(&mut self, events: &mut Vec<Event>, observer: &mut impl Observer) {
+        while let Some(event) = self.automatic() {
+            self.apply_observed(&event, observer);
+            events.push(event);
+        }
+    }
+
+    /// Folds a game's events: the first must be `Created`.
+    pub fn fold<'a>(events: impl IntoIterator<Item = &'a Event>) -> Option<Game> {
+        let mut events = events.into_iter();
+        let Some(Event::Created(setup)) = events.next() else {
+            return None;
+        };
+        let mut game = Game::new(setup.clone());
+        for event in events {
+            game.apply(event);
+        }
+        Some(game)
+    }
+}
+
+fn check_actor(expected: Actor, actor: Actor) -> Result<(), PlayError> {
+    if expected == actor {
+        Ok(())
+    } else {
+        Err(PlayError::NotYourTurn { expected, actor })
+    }
+}
+
+fn river_outflow_ok(layout: &Rotated, end: RiverEnd) -> bool {
+    Dir::ALL
+        .into_iter()
+        .filter(|&d| d != end.inflow && layout.edges[d.index()] == EdgeKind::Water)
+        .all(|d| d != end.forbidden)
+}
+
+/// A kind of the catalogue by name; the names used here are all in it.
+pub(crate) fn kind(name: &str) -> TileKind {
+    TileKind::from_name(name).unwrap_or_else(|| unreachable!("{name} is in the catalogue"))
+}
+
+pub(crate) fn is_land(kind: TileKind) -> bool {
+    BASE_COUNTS.iter().any(|(name, _)| *name == kind.name())
+}
+
+/// The segment a place names on a placed tile.
+pub(crate) fn segment_at(tile: &PlacedTile, place: Place) -> Option<u8> {
+    let layout = tile.layout();
+    let segment = match place {
+        Place::Edge(d) => layout.edge_segment[d.index()],
+        Place::Half(h) => layout.half_segment[h.index()],
+        Place::Cloister => tile.def().cloister.unwrap_or(NONE),
+    };
+    (segment != NONE).then_some(segment)
+}
+
+/// The canonical name of a segment on a placed tile: its first edge in
+/// N E S W order, its first half-edge from Nw clockwise, or `cloister`.
+pub(crate) fn canonical_place(tile: &PlacedTile, segment: u8) -> Place {
+    let layout = tile.layout();
+    if let Some(d) = Dir::ALL
+        .into_iter()
+        .find(|d| layout.edge_segment[d.index()] == segment)
+    {
+        return Place::Edge(d);
+    }
+    if let Some(h) = Half::ALL
+        .into_iter()
+        .find(|h| layout.half_segment[h.index()] == segment)
+    {
+        return Place::Half(h);
+    }
+    Place::Cloister
+}

@@ -1,0 +1,275 @@
+//! The engine's vocabulary: setup, commands, events, decisions, effects and
+//! errors. Plain data; the behaviour is in `game`.
+
+use std::fmt;
+
+use crate::geometry::{Place, Pos, Rotation};
+use crate::rules::{RuleId, Rules};
+use crate::shuffle::Seed;
+use crate::tiles::{FeatureKind, TileKind};
+
+/// At most this many players (B-2).
+pub const MAX_PLAYERS: usize = 5;
+/// At least this many players (B-2).
+pub const MIN_PLAYERS: usize = 2;
+/// Followers each player owns (B-2).
+pub const FOLLOWERS: u8 = 7;
+/// A custom bag holds at most this many tiles.
+pub const MAX_BAG: usize = 1000;
+
+/// A player, by seat: 0 plays the first turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Seat(pub u8);
+
+impl Seat {
+    pub const fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+impl fmt::Display for Seat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "seat {}", self.0)
+    }
+}
+
+/// A set of seats (the players a score goes to), as a bit set.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Seats(pub u8);
+
+impl Seats {
+    pub fn insert(&mut self, seat: Seat) {
+        self.0 |= 1 << seat.0;
+    }
+
+    pub fn contains(self, seat: Seat) -> bool {
+        self.0 & (1 << seat.0) != 0
+    }
+
+    pub fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    pub fn iter(self) -> impl Iterator<Item = Seat> {
+        (0..8).filter(move |i| self.0 & (1 << i) != 0).map(Seat)
+    }
+}
+
+/// Who acts: a player, or the dealer who draws tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Actor {
+    Seat(Seat),
+    /// Draws tiles: the engine itself when the game has a seed, or whoever
+    /// replays given draws (a record).
+    Dealer,
+}
+
+impl fmt::Display for Actor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Actor::Seat(s) => s.fmt(f),
+            Actor::Dealer => f.write_str("the dealer"),
+        }
+    }
+}
+
+/// Everything fixed when a game is created. The first event carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Setup {
+    pub rules: Rules,
+    /// Names in seat order.
+    pub players: Vec<String>,
+    /// The land tiles shuffled into the bag, by kind; `None` is the full set
+    /// of rules.md (71 tiles: the 72 less the start tile).
+    pub tiles: Option<Vec<(TileKind, u16)>>,
+    /// The draw order follows from the seed (B-3). Without one, draws are
+    /// given from outside, one `Command::Draw` at a time (records).
+    pub seed: Option<Seed>,
+}
+
+/// A decision, as a client asks for it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Command {
+    /// The dealer draws this tile (only for games without a seed).
+    Draw(TileKind),
+    /// Place the drawn tile (B-T1).
+    PlaceTile { pos: Pos, rotation: Rotation },
+    /// Deploy a follower on the tile just placed, or none (B-T3).
+    PlaceFollower(Option<Place>),
+}
+
+impl Command {
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Command::Draw(_) => "draw",
+            Command::PlaceTile { .. } => "place a tile",
+            Command::PlaceFollower(_) => "place a follower",
+        }
+    }
+}
+
+/// What happened: the game's creation, each draw and each decision. Scores
+/// and completed features are not events: the fold derives them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    Created(Setup),
+    Drawn(TileKind),
+    TilePlaced {
+        pos: Pos,
+        rotation: Rotation,
+    },
+    /// `None`: no follower this turn. A place is always written in its
+    /// canonical name ([`crate::Game::legal_follower_places`]).
+    FollowerPlaced(Option<Place>),
+}
+
+/// The decision the game waits for, and whose it is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Pending {
+    /// The next tile must be drawn, for `player`.
+    Draw {
+        player: Seat,
+    },
+    /// `player` must place `tile`.
+    PlaceTile {
+        player: Seat,
+        tile: TileKind,
+    },
+    /// `player` may deploy a follower on the tile just placed.
+    PlaceFollower {
+        player: Seat,
+    },
+    Finished,
+}
+
+impl Pending {
+    /// Who must act.
+    pub fn actor(&self) -> Option<Actor> {
+        match *self {
+            Pending::Draw { .. } => Some(Actor::Dealer),
+            Pending::PlaceTile { player, .. } | Pending::PlaceFollower { player } => {
+                Some(Actor::Seat(player))
+            }
+            Pending::Finished => None,
+        }
+    }
+
+    /// The player whose turn it is.
+    pub fn player(&self) -> Option<Seat> {
+        match *self {
+            Pending::Draw { player }
+            | Pending::PlaceTile { player, .. }
+            | Pending::PlaceFollower { player } => Some(player),
+            Pending::Finished => None,
+        }
+    }
+
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Pending::Draw { .. } => "draw",
+            Pending::PlaceTile { .. } => "place a tile",
+            Pending::PlaceFollower { .. } => "place a follower",
+            Pending::Finished => "none (the game is over)",
+        }
+    }
+}
+
+/// A legal placement of the drawn tile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Placement {
+    pub pos: Pos,
+    pub rotation: Rotation,
+}
+
+/// A feature, as effects name it: its kind, a place on its first tile, its
+/// size in tiles and its pennants.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FeatureRef {
+    pub kind: FeatureKind,
+    pub at: Pos,
+    pub place: Place,
+    pub tiles: u16,
+    pub pennants: u8,
+}
+
+/// Points to every player of `players`, and why.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ScoreChange {
+    pub players: Seats,
+    /// Points each of `players` gets.
+    pub points: u32,
+    pub rule: RuleId,
+    pub feature: FeatureRef,
+}
+
+/// What an event caused, derived by the fold (never stored).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Effect {
+    /// The drawn tile fit nowhere and left the game (B-T2).
+    Discarded(TileKind),
+    /// The placement completed a feature (B-X1..B-X3).
+    Completed(FeatureRef),
+    Scored(ScoreChange),
+    /// A follower went back to its owner's supply (B-T4).
+    FollowerReturned {
+        player: Seat,
+        at: Pos,
+        place: Place,
+    },
+    /// The game is over (B-E1); final scoring has run.
+    Finished,
+}
+
+/// A follower on the board.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Follower {
+    pub owner: Seat,
+    pub at: Pos,
+    pub place: Place,
+    pub kind: FeatureKind,
+}
+
+/// Why a command was refused. Nothing changed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum PlayError {
+    /// The command breaks a rule of rules.md.
+    #[error("{rule}: {message}")]
+    Rule { rule: RuleId, message: String },
+    #[error("it is {expected}'s decision, not {actor}'s")]
+    NotYourTurn { expected: Actor, actor: Actor },
+    #[error("the pending decision is \"{pending}\", not \"{command}\"")]
+    WrongDecision {
+        pending: &'static str,
+        command: &'static str,
+    },
+    #[error("the game is over")]
+    Finished,
+}
+
+impl PlayError {
+    pub(crate) fn rule(rule: RuleId, message: impl Into<String>) -> PlayError {
+        PlayError::Rule {
+            rule,
+            message: message.into(),
+        }
+    }
+
+    /// The rule this error names, if it is a rule violation.
+    pub fn rule_id(&self) -> Option<RuleId> {
+        match self {
+            PlayError::Rule { rule, .. } => Some(*rule),
+            _ => None,
+        }
+    }
+}
+
+/// Why a game cannot be created.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SetupError {
+    #[error("B-2: a game has 2 to 5 players, not {0}")]
+    PlayerCount(usize),
+    #[error("tile {0} is not a land tile and cannot be in the bag")]
+    NotALandTile(TileKind),
+    #[error("a bag holds at most {MAX_BAG} tiles, not {0}")]
+    BagTooLarge(usize),
+}

@@ -1,0 +1,161 @@
+//! Unit tests of the engine's internals. Rule-by-rule tests, records and
+//! properties live in the integration tests (`tests/it`).
+
+use crate::shuffle::chacha20_block;
+use crate::*;
+
+#[test]
+fn catalogue_matches_the_totals_of_tiles_md() {
+    let mut tiles = 0;
+    let (mut pennants, mut cloisters) = (0, 0);
+    let (mut city, mut road, mut field) = (0, 0, 0);
+    for &(name, count) in &BASE_COUNTS {
+        let def = TileKind::from_name(name).expect("base kind").def();
+        let count = count as usize;
+        tiles += count;
+        pennants += count * def.pennants();
+        cloisters += count * def.cloister.iter().count();
+        for edge in def.at(Rotation::R0).edges {
+            match edge {
+                EdgeKind::City => city += count,
+                EdgeKind::Road => road += count,
+                EdgeKind::Field => field += count,
+                other => panic!("{name} has a {other:?} edge"),
+            }
+        }
+    }
+    assert_eq!((BASE_COUNTS.len(), tiles, pennants, cloisters), (24, 72, 10, 6));
+    assert_eq!((city, road, field), (79, 94, 115));
+
+    let mut river = [0; 6];
+    let mut river_tiles = 0;
+    for &(name, count) in &RIVER_COUNTS {
+        river_tiles += count as usize;
+        let def = TileKind::from_name(name).expect("river kind").def();
+        for edge in def.at(Rotation::R0).edges {
+            river[edge as usize] += count as usize;
+        }
+    }
+    assert_eq!(river_tiles, 12);
+    // water, field, road, city
+    assert_eq!(
+        (
+            river[EdgeKind::Water as usize],
+            river[EdgeKind::Field as usize],
+            river[EdgeKind::Road as usize],
+            river[EdgeKind::City as usize]
+        ),
+        (22, 15, 6, 5)
+    );
+    assert_eq!(catalogue().len(), KINDS);
+}
+
+#[test]
+fn every_half_edge_faces_its_partner() {
+    let pairs = [("Nw", "Sw"), ("Ne", "Se"), ("En", "Wn"), ("Es", "Ws")];
+    for (a, b) in pairs {
+        let (a, b) = (Half::from_name(a).unwrap(), Half::from_name(b).unwrap());
+        assert_eq!(a.facing(), b);
+        assert_eq!(b.facing(), a);
+    }
+    assert_eq!(Half::Nw.rotated(Rotation::R90), Half::En);
+    assert_eq!(Half::Wn.rotated(Rotation::R90), Half::Ne);
+    assert_eq!(Dir::W.rotated(Rotation::R90), Dir::N);
+}
+
+#[test]
+fn rotation_moves_edges_clockwise() {
+    // V is F F R R: at 90 degrees its north edge shows on the east.
+    let v = TileKind::from_name("V").unwrap().def();
+    assert_eq!(
+        v.at(Rotation::R90).edges,
+        [EdgeKind::Road, EdgeKind::Field, EdgeKind::Field, EdgeKind::Road]
+    );
+}
+
+#[test]
+fn chacha20_matches_rfc_8439() {
+    // RFC 8439, 2.3.2.
+    let key: [u32; 8] = std::array::from_fn(|i| {
+        u32::from_le_bytes([4 * i as u8, 4 * i as u8 + 1, 4 * i as u8 + 2, 4 * i as u8 + 3])
+    });
+    let block = chacha20_block(&key, 1, &[0x0900_0000, 0x4a00_0000, 0]);
+    assert_eq!(&block[..4], &[0xe4e7f110, 0x15593bd1, 0x1fdd0f50, 0xc47120a3]);
+    assert_eq!(block[15], 0x4e3c50a2);
+}
+
+#[test]
+fn seed_debug_never_shows_the_seed() {
+    let seed = Seed::from_u64(0xdead_beef);
+    assert_eq!(format!("{seed:?}"), "Seed(sealed)");
+    assert_eq!(Seed::from_hex(&seed.to_hex()), Some(seed));
+}
+
+/// A tiny generator for smoke tests: not the engine's randomness.
+pub(crate) struct Lcg(pub u64);
+impl Lcg {
+    pub fn below(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n.max(1)
+    }
+}
+
+pub(crate) fn random_game(seed: u64, players: usize, rules: Rules) -> (Game, Vec<Event>) {
+    let setup = Setup {
+        rules,
+        players: (0..players).map(|i| format!("P{i}")).collect(),
+        tiles: None,
+        seed: Some(Seed::from_u64(seed)),
+    };
+    let mut game = Game::new(setup.clone());
+    let mut events = vec![Event::Created(setup)];
+    game.run_automatic(&mut events, &mut ());
+    let mut rng = Lcg(seed);
+    while let Some(player) = game.pending().player() {
+        let command = match game.pending() {
+            Pending::PlaceTile { .. } => {
+                let moves = game.legal_placements();
+                let m = moves[rng.below(moves.len())];
+                Command::PlaceTile {
+                    pos: m.pos,
+                    rotation: m.rotation,
+                }
+            }
+            Pending::PlaceFollower { .. } => {
+                let places = game.legal_follower_places();
+                let i = rng.below(places.len() + 1);
+                Command::PlaceFollower(places.get(i).copied())
+            }
+            other => panic!("unexpected {other:?}"),
+        };
+        let new = game
+            .execute(Actor::Seat(player), &command, &mut ())
+            .expect("legal");
+        events.extend(new);
+    }
+    (game, events)
+}
+
+#[test]
+fn random_games_finish_and_fold_to_the_same_state() {
+    for seed in 0..50 {
+        let rules = if seed % 2 == 0 {
+            Rules::default()
+        } else {
+            Rules::default().with(Expansion::River)
+        };
+        let (game, events) = random_game(seed, 2 + (seed as usize % 4), rules);
+        assert!(game.is_finished());
+        assert_eq!(game.bag_left(), 0);
+        let folded = Game::fold(&events).expect("created");
+        assert_eq!(folded, game);
+        let on_board = game.followers().count();
+        assert_eq!(
+            on_board + game.supply().iter().map(|&s| s as usize).sum::<usize>(),
+            7 * game.players()
+        );
+    }
+}
