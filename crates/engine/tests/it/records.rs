@@ -1,0 +1,1 @@
+//! Records: reading, writing, replaying and scoring.
