@@ -42,7 +42,7 @@ impl Variant {
 
 impl fmt::Display for Variant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name)
+        f.pad(self.name)
     }
 }
 
@@ -159,6 +159,11 @@ fn next_seed() -> u64 {
 
 // ---- Benchmarks ---------------------------------------------------------
 
+/// The late-game board of `legal_placements`: this seed, this many tiles on
+/// the board (the start tile included), 2 players, base game.
+const LATE_SEED: u64 = 42;
+const LATE_TILES: usize = 60;
+
 /// Complete random 2-player games, in games/s.
 #[divan::bench(args = VARIANTS)]
 fn games(bencher: Bencher, variant: Variant) {
@@ -174,11 +179,8 @@ fn games(bencher: Bencher, variant: Variant) {
 mod legal_placements {
     use super::*;
 
-    const SEED: u64 = 42;
-    const PLACED: usize = 60;
-
     fn board() -> (Game, TileKind) {
-        let game = late_game(Rules::default(), SEED, PLACED);
+        let game = late_game(Rules::default(), LATE_SEED, LATE_TILES);
         let Pending::PlaceTile { tile, .. } = game.pending() else {
             unreachable!("late_game stops at a placement")
         };
@@ -202,6 +204,27 @@ mod legal_placements {
                 n += 1;
                 false
             });
+            n
+        });
+    }
+
+    /// `Game::for_each_placement` for each of the 24 base kinds on the same
+    /// board, in kinds/s (the median divided by 24 is the cost per tile).
+    #[divan::bench]
+    fn every_base_kind(bencher: Bencher) {
+        let (game, _) = board();
+        let kinds: Vec<TileKind> = BASE_COUNTS
+            .iter()
+            .map(|(name, _)| TileKind::from_name(name).expect("base kind"))
+            .collect();
+        bencher.counter(ItemsCount::new(kinds.len())).bench_local(|| {
+            let mut n = 0usize;
+            for &kind in black_box(&kinds) {
+                black_box(&game).for_each_placement(kind, |_| {
+                    n += 1;
+                    false
+                });
+            }
             n
         });
     }
@@ -276,7 +299,7 @@ fn print_memory() {
             );
         }
     }
-    let late = late_game(Rules::default(), legal_placements_seed(), 60);
+    let late = late_game(Rules::default(), LATE_SEED, LATE_TILES);
     println!(
         "late-game board for legal_placements: {} tiles placed, {} legal placements of {}",
         late.tiles().len(),
@@ -287,8 +310,4 @@ fn print_memory() {
         }
     );
     println!();
-}
-
-fn legal_placements_seed() -> u64 {
-    42
 }

@@ -331,7 +331,8 @@ fn parse_turn(i: usize, raw: RawTurn) -> Result<Turn, RecordError> {
 pub struct Replay {
     pub game: Game,
     pub events: Vec<Event>,
-    pub effects: Vec<Effect>,
+    /// Every effect, with the index of the turn that caused it.
+    pub effects: Vec<(usize, Effect)>,
 }
 
 impl Record {
@@ -343,6 +344,7 @@ impl Record {
         let mut game = Game::new(setup.clone());
         let mut events = vec![Event::Created(setup)];
         let mut effects = Vec::new();
+        let mut tagged = Vec::new();
         for (turn, entry) in self.turns.iter().enumerate() {
             let at = |e| turn_error(turn, e);
             let player = match game.pending() {
@@ -361,11 +363,10 @@ impl Record {
                     });
                 }
             };
-            let before = effects.len();
             let drawn = game
                 .execute(Actor::Dealer, &Command::Draw(entry.tile()), &mut effects)
                 .map_err(at)?;
-            let discarded = effects[before..]
+            let discarded = effects
                 .iter()
                 .any(|e| matches!(e, Effect::Discarded(_)));
             events.extend(drawn);
@@ -412,12 +413,9 @@ impl Record {
                     events.extend(deployed);
                 }
             }
+            tagged.extend(effects.drain(..).map(|e| (turn, e)));
         }
-        Ok(Replay {
-            game,
-            events,
-            effects,
-        })
+        Ok(Replay { game, events, effects: tagged })
     }
 
     /// Replays the record and checks its claimed `final_scores`.

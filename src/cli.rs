@@ -1,0 +1,238 @@
+//! The offline commands: `demo`, `score` and `verify`. Their output
+//! formats are part of the interface (record-format.md): scripts read them.
+
+use std::io::Read as _;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use carcassonne_engine::record::{Record, RecordError, Replay};
+use carcassonne_engine::{
+    Actor, Command, Effect, Event, Game, Pending, Rules, ScoreChange, Seed, Setup, render,
+};
+use serde_json::{Value, json};
+
+#[derive(clap::Args)]
+pub struct DemoArgs {
+    /// Seed of the draw order and of the bots' choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Number of players, 2 to 5.
+    #[arg(long, default_value_t = 2)]
+    players: usize,
+    /// Play with the River.
+    #[arg(long)]
+    river: bool,
+    /// Also print the game as a record.
+    #[arg(long)]
+    record: bool,
+}
+
+#[derive(clap::Args)]
+pub struct ScoreArgs {
+    /// The record to score; `-` reads standard input.
+    file: String,
+    /// Print a JSON object: `scores` in seat order, `finished`, and the
+    /// breakdown by feature and rule.
+    #[arg(long)]
+    json: bool,
+    /// Also draw the board.
+    #[arg(long)]
+    board: bool,
+}
+
+#[derive(clap::Args)]
+pub struct VerifyArgs {
+    /// The record to check; `-` reads standard input.
+    file: String,
+}
+
+/// Exit status of a record that is unreadable or breaks a rule.
+const INVALID: u8 = 1;
+
+fn read_input(file: &str) -> anyhow::Result<String> {
+    if file == "-" {
+        let mut text = String::new();
+        std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
+        Ok(text)
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("reading {file}"))
+    }
+}
+
+fn load(file: &str, check_claim: bool) -> anyhow::Result<Result<(Record, Replay), RecordError>> {
+    let text = read_input(file)?;
+    Ok(Record::parse(&text).and_then(|record| {
+        let replay = if check_claim { record.verify() } else { record.replay() }?;
+        Ok((record, replay))
+    }))
+}
+
+pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
+    match load(&args.file, true)? {
+        Ok((record, replay)) => {
+            let state = if replay.game.is_finished() { "finished" } else { "in progress" };
+            println!("ok: {} turns, {state}, scores {:?}", record.turns.len(), replay.game.scores());
+            Ok(ExitCode::SUCCESS)
+        }
+        Err(error) => {
+            println!("{error}");
+            Ok(ExitCode::from(INVALID))
+        }
+    }
+}
+
+pub fn score(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
+    let (record, replay) = match load(&args.file, false)? {
+        Ok(loaded) => loaded,
+        Err(error) => {
+            eprintln!("{error}");
+            return Ok(ExitCode::from(INVALID));
+        }
+    };
+    if args.json {
+        let mut out = score_json(&record, &replay);
+        if args.board {
+            out["board"] = Value::String(render::board(&replay.game));
+        }
+        println!("{}", serde_json::to_string_pretty(&out)?);
+    } else {
+        if args.board {
+            println!("{}", render::board(&replay.game));
+        }
+        print!("{}", score_text(&record.players, &replay));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn scored(replay: &Replay) -> impl Iterator<Item = (usize, &ScoreChange)> {
+    replay.effects.iter().filter_map(|(turn, e)| match e {
+        Effect::Scored(change) => Some((*turn, change)),
+        _ => None,
+    })
+}
+
+/// The JSON of `score --json`.
+pub fn score_json(record: &Record, replay: &Replay) -> Value {
+    let game = &replay.game;
+    let players = record.players.len();
+    let mut by_rule = serde_json::Map::new();
+    let breakdown: Vec<Value> = scored(replay)
+        .map(|(turn, c)| {
+            let per_player = by_rule
+                .entry(c.rule.as_str())
+                .or_insert_with(|| json!(vec![0u32; players]));
+            for seat in c.players.iter() {
+                if let Some(total) = per_player.get_mut(seat.index()) {
+                    *total = json!(total.as_u64().unwrap_or(0) + u64::from(c.points));
+                }
+            }
+            json!({
+                "turn": turn,
+                "rule": c.rule.as_str(),
+                "feature": {
+                    "kind": c.feature.kind.name(),
+                    "x": c.feature.at.x,
+                    "y": c.feature.at.y,
+                    "at": c.feature.place.name(),
+                    "tiles": c.feature.tiles,
+                    "pennants": c.feature.pennants,
+                },
+                "players": c.players.iter().map(|s| s.index()).collect::<Vec<_>>(),
+                "points": c.points,
+            })
+        })
+        .collect();
+    json!({
+        "players": record.players,
+        "scores": game.scores(),
+        "finished": game.is_finished(),
+        "turns": record.turns.len(),
+        "by_rule": by_rule,
+        "breakdown": breakdown,
+    })
+}
+
+/// The text of `score`.
+pub fn score_text(players: &[String], replay: &Replay) -> String {
+    let game = &replay.game;
+    let width = players.iter().map(|p| p.chars().count()).max().unwrap_or(0);
+    let mut out = String::new();
+    for (name, score) in players.iter().zip(game.scores()) {
+        out += &format!("{name:width$}  {score:>4}\n");
+    }
+    let state = if game.is_finished() { "finished" } else { "in progress" };
+    out += &format!("{state} after {} turns\n\nbreakdown:\n", game.draws());
+    for (turn, c) in scored(replay) {
+        let who: Vec<&str> = c
+            .players
+            .iter()
+            .filter_map(|s| players.get(s.index()).map(String::as_str))
+            .collect();
+        let f = &c.feature;
+        out += &format!(
+            "  turn {turn:>3}  {:<5}  {} at {} {}, {} tiles, {} pennants: {} +{}\n",
+            c.rule,
+            f.kind,
+            f.at,
+            f.place,
+            f.tiles,
+            f.pennants,
+            who.join(", "),
+            c.points
+        );
+    }
+    out
+}
+
+/// A tiny deterministic generator for the bots' choices.
+struct Bot(u64);
+
+impl Bot {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n.max(1) as u64) as usize
+    }
+}
+
+pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
+    let mut rules = Rules::default();
+    if args.river {
+        rules = rules.with(carcassonne_engine::Expansion::River);
+    }
+    let setup = Setup {
+        rules,
+        players: (0..args.players).map(|i| format!("Bot {}", i + 1)).collect(),
+        tiles: None,
+        seed: Some(Seed::from_u64(args.seed)),
+    };
+    Game::check_setup(&setup)?;
+    let mut game = Game::new(setup.clone());
+    let mut events = vec![Event::Created(setup.clone())];
+    game.run_automatic(&mut events, &mut ());
+    let mut bot = Bot(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    while let Some(player) = game.pending().player() {
+        let command = match game.pending() {
+            Pending::PlaceTile { .. } => {
+                let moves = game.legal_placements();
+                let m = moves[bot.below(moves.len())];
+                Command::PlaceTile { pos: m.pos, rotation: m.rotation }
+            }
+            _ => {
+                let places = game.legal_follower_places();
+                Command::PlaceFollower(places.get(bot.below(places.len() + 1)).copied())
+            }
+        };
+        let new = game.execute(Actor::Seat(player), &command, &mut ())?;
+        events.extend(new);
+    }
+    println!("{}", render::board(&game));
+    let record = Record::from_events(&events).context("the game has a creation event")?;
+    let replay = record.replay()?;
+    print!("{}", score_text(&setup.players, &replay));
+    if args.record {
+        println!("\n{}", record.to_json());
+    }
+    Ok(ExitCode::SUCCESS)
+}
