@@ -27,6 +27,7 @@
 //! ```
 
 mod board;
+pub mod codec;
 mod features;
 mod game;
 mod geometry;

@@ -366,9 +366,7 @@ impl Record {
             let drawn = game
                 .execute(Actor::Dealer, &Command::Draw(entry.tile()), &mut effects)
                 .map_err(at)?;
-            let discarded = effects
-                .iter()
-                .any(|e| matches!(e, Effect::Discarded(_)));
+            let discarded = effects.iter().any(|e| matches!(e, Effect::Discarded(_)));
             events.extend(drawn);
             match *entry {
                 Turn::Discarded { tile } => {
@@ -415,7 +413,11 @@ impl Record {
             }
             tagged.extend(effects.drain(..).map(|e| (turn, e)));
         }
-        Ok(Replay { game, events, effects: tagged })
+        Ok(Replay {
+            game,
+            events,
+            effects: tagged,
+        })
     }
 
     /// Replays the record and checks its claimed `final_scores`.

@@ -34,7 +34,9 @@ fn edge_char(kind: EdgeKind, dir: Dir) -> char {
 
 /// Draws the board, north up.
 pub fn board(game: &Game) -> String {
-    let Some((lo, hi)) = game.board.bounds() else { return String::new() };
+    let Some((lo, hi)) = game.board.bounds() else {
+        return String::new();
+    };
     let mut centre = std::collections::HashMap::new();
     for f in game.followers() {
         centre
@@ -60,11 +62,10 @@ pub fn board(game: &Game) -> String {
                     None => [' '; 3],
                     Some(tile) => {
                         let e = |d: Dir| edge_char(tile.layout().edges[d.index()], d);
-                        let middle = centre.get(&pos).copied().unwrap_or(if tile.def().cloister.is_some() {
-                            'o'
-                        } else {
-                            ' '
-                        });
+                        let middle = centre
+                            .get(&pos)
+                            .copied()
+                            .unwrap_or(if tile.def().cloister.is_some() { 'o' } else { ' ' });
                         match line {
                             0 => [' ', e(Dir::N), ' '],
                             1 => [e(Dir::W), middle, e(Dir::E)],

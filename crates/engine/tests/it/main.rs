@@ -1,5 +1,7 @@
 //! The engine's integration tests: one binary, one module per boundary.
 
+#![allow(clippy::unwrap_used)]
+
 mod props;
 mod records;
 mod rules;

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use carcassonne_engine::record::{Record, RecordError};
+use carcassonne_engine::record::Record;
 
 fn shared_examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/records/shared")

@@ -1,0 +1,252 @@
+//! The stable binary encoding of events, schema version 1.
+//!
+//! Stored games depend on it: an encoding, once released, is never
+//! changed; a new one gets a new schema version, and [`decode`] keeps
+//! reading every old one.
+//!
+//! Schema 1, all integers little-endian:
+//!
+//! | event | bytes |
+//! |---|---|
+//! | `Created` | `1`, small_city `u8` (1 halved, 0 normal), farmers `u8` (0 city_centric_4, 1 farm_centric_3), expansions `u8` (bit 0 river, bit 1 count), players `u8` then each a string, bag `u8` (0 default, 1 custom: `u16` kinds, each a string and a `u16` count), seed `u8` (0 none, 1 then 32 bytes) |
+//! | `Drawn` | `2`, tile kind as a string |
+//! | `TilePlaced` | `3`, x `i32`, y `i32`, rotation `u8` (quarter turns) |
+//! | `FollowerPlaced` | `4`, place `u8`: 0 none, 1-4 edge N E S W, 5-12 half-edge Nw..Wn, 13 cloister |
+//!
+//! A string is a `u16` length and UTF-8 bytes. Tile kinds are written by
+//! their names in tiles.md, which never change.
+
+use crate::geometry::{Dir, Half, Place, Pos, Rotation};
+use crate::model::{Event, Setup};
+use crate::rules::{Expansion, Farmers, Rules, SmallCity};
+use crate::shuffle::Seed;
+use crate::tiles::TileKind;
+
+/// The schema version [`encode`] writes.
+pub const SCHEMA: u16 = 1;
+
+/// Why stored bytes are not an event.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum DecodeError {
+    #[error("unknown event schema version {0}")]
+    UnknownSchema(u16),
+    #[error("event truncated at byte {0}")]
+    Truncated(usize),
+    #[error("unknown event tag {0}")]
+    UnknownTag(u8),
+    #[error("invalid {what} at byte {at}")]
+    Invalid { what: &'static str, at: usize },
+    #[error("{0} bytes left over after the event")]
+    TrailingBytes(usize),
+}
+
+/// Encodes an event in the current schema.
+pub fn encode(event: &Event) -> Vec<u8> {
+    let mut out = Vec::with_capacity(16);
+    match event {
+        Event::Created(setup) => {
+            out.push(1);
+            out.push(u8::from(setup.rules.small_city == SmallCity::Halved));
+            out.push(match setup.rules.farmers {
+                Farmers::CityCentric4 => 0,
+                Farmers::FarmCentric3 => 1,
+            });
+            let expansions = setup
+                .rules
+                .expansions()
+                .fold(0u8, |acc, e| acc | 1 << expansion_bit(e));
+            out.push(expansions);
+            out.push(setup.players.len() as u8);
+            for name in &setup.players {
+                put_str(&mut out, name);
+            }
+            match &setup.tiles {
+                None => out.push(0),
+                Some(tiles) => {
+                    out.push(1);
+                    out.extend((tiles.len() as u16).to_le_bytes());
+                    for (kind, count) in tiles {
+                        put_str(&mut out, kind.name());
+                        out.extend(count.to_le_bytes());
+                    }
+                }
+            }
+            match &setup.seed {
+                None => out.push(0),
+                Some(seed) => {
+                    out.push(1);
+                    out.extend(seed.0);
+                }
+            }
+        }
+        Event::Drawn(tile) => {
+            out.push(2);
+            put_str(&mut out, tile.name());
+        }
+        Event::TilePlaced { pos, rotation } => {
+            out.push(3);
+            out.extend(pos.x.to_le_bytes());
+            out.extend(pos.y.to_le_bytes());
+            out.push(rotation.index() as u8);
+        }
+        Event::FollowerPlaced(place) => {
+            out.push(4);
+            out.push(match place {
+                None => 0,
+                Some(Place::Edge(d)) => 1 + d.index() as u8,
+                Some(Place::Half(h)) => 5 + h.index() as u8,
+                Some(Place::Cloister) => 13,
+            });
+        }
+    }
+    out
+}
+
+const fn expansion_bit(e: Expansion) -> u8 {
+    match e {
+        Expansion::River => 0,
+        Expansion::Count => 1,
+    }
+}
+
+fn put_str(out: &mut Vec<u8>, s: &str) {
+    let bytes = &s.as_bytes()[..s.len().min(u16::MAX as usize)];
+    out.extend((bytes.len() as u16).to_le_bytes());
+    out.extend(bytes);
+}
+
+/// Decodes an event written with schema version `schema`.
+pub fn decode(schema: u16, bytes: &[u8]) -> Result<Event, DecodeError> {
+    if schema != 1 {
+        return Err(DecodeError::UnknownSchema(schema));
+    }
+    let mut r = Reader { bytes, at: 0 };
+    let event = match r.u8()? {
+        1 => {
+            let mut rules = Rules::default();
+            rules.small_city = if r.u8()? == 1 {
+                SmallCity::Halved
+            } else {
+                SmallCity::Normal
+            };
+            rules.farmers = match r.u8()? {
+                0 => Farmers::CityCentric4,
+                1 => Farmers::FarmCentric3,
+                _ => return Err(r.invalid("farmers option")),
+            };
+            let expansions = r.u8()?;
+            for e in Expansion::ALL {
+                if expansions & (1 << expansion_bit(e)) != 0 {
+                    rules = rules.with(e);
+                }
+            }
+            let players = (0..r.u8()?).map(|_| r.string()).collect::<Result<Vec<_>, _>>()?;
+            let tiles = match r.u8()? {
+                0 => None,
+                1 => {
+                    let n = r.u16()?;
+                    let mut tiles = Vec::with_capacity(n as usize);
+                    for _ in 0..n {
+                        tiles.push((r.tile()?, r.u16()?));
+                    }
+                    Some(tiles)
+                }
+                _ => return Err(r.invalid("bag flag")),
+            };
+            let seed = match r.u8()? {
+                0 => None,
+                1 => Some(Seed(r.take(32)?.try_into().map_err(|_| r.invalid("seed"))?)),
+                _ => return Err(r.invalid("seed flag")),
+            };
+            let setup = Setup {
+                rules,
+                players,
+                tiles,
+                seed,
+            };
+            crate::Game::check_setup(&setup).map_err(|_| r.invalid("setup"))?;
+            Event::Created(setup)
+        }
+        2 => Event::Drawn(r.tile()?),
+        3 => {
+            let x = r.i32()?;
+            let y = r.i32()?;
+            let rotation = match r.u8()? {
+                q @ 0..=3 => Rotation::from_index(q as usize),
+                _ => return Err(r.invalid("rotation")),
+            };
+            Event::TilePlaced {
+                pos: Pos::new(x, y),
+                rotation,
+            }
+        }
+        4 => Event::FollowerPlaced(match r.u8()? {
+            0 => None,
+            c @ 1..=4 => Some(Place::Edge(Dir::from_index(c as usize - 1))),
+            c @ 5..=12 => Some(Place::Half(Half::from_index(c as usize - 5))),
+            13 => Some(Place::Cloister),
+            _ => return Err(r.invalid("follower place")),
+        }),
+        tag => return Err(DecodeError::UnknownTag(tag)),
+    };
+    match bytes.len() - r.at {
+        0 => Ok(event),
+        extra => Err(DecodeError::TrailingBytes(extra)),
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        let slice = self
+            .bytes
+            .get(self.at..self.at + n)
+            .ok_or(DecodeError::Truncated(self.bytes.len()))?;
+        self.at += n;
+        Ok(slice)
+    }
+
+    fn invalid(&self, what: &'static str) -> DecodeError {
+        DecodeError::Invalid {
+            what,
+            at: self.at.saturating_sub(1),
+        }
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.take(1)?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        let b = self.take(2)?;
+        Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn i32(&mut self) -> Result<i32, DecodeError> {
+        let b = self.take(4)?;
+        Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn string(&mut self) -> Result<String, DecodeError> {
+        let n = self.u16()? as usize;
+        let at = self.at;
+        let bytes = self.take(n)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError::Invalid {
+            what: "UTF-8 string",
+            at,
+        })
+    }
+
+    fn tile(&mut self) -> Result<TileKind, DecodeError> {
+        let at = self.at;
+        let name = self.string()?;
+        TileKind::from_name(&name).ok_or(DecodeError::Invalid {
+            what: "tile kind",
+            at,
+        })
+    }
+}
