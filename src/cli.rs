@@ -52,7 +52,9 @@ const INVALID: u8 = 1;
 fn read_input(file: &str) -> anyhow::Result<String> {
     if file == "-" {
         let mut text = String::new();
-        std::io::stdin().read_to_string(&mut text).context("reading standard input")?;
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("reading standard input")?;
         Ok(text)
     } else {
         std::fs::read_to_string(file).with_context(|| format!("reading {file}"))
@@ -62,7 +64,11 @@ fn read_input(file: &str) -> anyhow::Result<String> {
 fn load(file: &str, check_claim: bool) -> anyhow::Result<Result<(Record, Replay), RecordError>> {
     let text = read_input(file)?;
     Ok(Record::parse(&text).and_then(|record| {
-        let replay = if check_claim { record.verify() } else { record.replay() }?;
+        let replay = if check_claim {
+            record.verify()
+        } else {
+            record.replay()
+        }?;
         Ok((record, replay))
     }))
 }
@@ -70,8 +76,16 @@ fn load(file: &str, check_claim: bool) -> anyhow::Result<Result<(Record, Replay)
 pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     match load(&args.file, true)? {
         Ok((record, replay)) => {
-            let state = if replay.game.is_finished() { "finished" } else { "in progress" };
-            println!("ok: {} turns, {state}, scores {:?}", record.turns.len(), replay.game.scores());
+            let state = if replay.game.is_finished() {
+                "finished"
+            } else {
+                "in progress"
+            };
+            println!(
+                "ok: {} turns, {state}, scores {:?}",
+                record.turns.len(),
+                replay.game.scores()
+            );
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
@@ -160,7 +174,11 @@ pub fn score_text(players: &[String], replay: &Replay) -> String {
     for (name, score) in players.iter().zip(game.scores()) {
         out += &format!("{name:width$}  {score:>4}\n");
     }
-    let state = if game.is_finished() { "finished" } else { "in progress" };
+    let state = if game.is_finished() {
+        "finished"
+    } else {
+        "in progress"
+    };
     out += &format!("{state} after {} turns\n\nbreakdown:\n", game.draws());
     for (turn, c) in scored(replay) {
         let who: Vec<&str> = c
@@ -217,7 +235,10 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             Pending::PlaceTile { .. } => {
                 let moves = game.legal_placements();
                 let m = moves[bot.below(moves.len())];
-                Command::PlaceTile { pos: m.pos, rotation: m.rotation }
+                Command::PlaceTile {
+                    pos: m.pos,
+                    rotation: m.rotation,
+                }
             }
             _ => {
                 let places = game.legal_follower_places();

@@ -7,7 +7,11 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 #[derive(Parser)]
-#[command(name = "carcassonne", version, about = "A Carcassonne game server and its tools")]
+#[command(
+    name = "carcassonne",
+    version,
+    about = "A Carcassonne game server and its tools"
+)]
 struct Args {
     #[command(subcommand)]
     command: Command,
