@@ -166,7 +166,7 @@ impl Record {
             let path = e.path().to_string();
             let message = e.inner().to_string();
             RecordError::shape(
-                if path == "." {
+                if path == "." || path == "?" {
                     "$".to_owned()
                 } else {
                     format!("$.{path}")
