@@ -15,7 +15,7 @@ impl RuleId {
 
 impl fmt::Display for RuleId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.0)
+        f.pad(self.0)
     }
 }
 

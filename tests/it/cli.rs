@@ -1,0 +1,117 @@
+//! The offline commands: `score`, `verify`, `demo`.
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn records() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/engine/tests/records")
+}
+
+/// Runs the binary with `args`, feeding `stdin`.
+fn run(args: &[&str], stdin: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
+    child.wait_with_output().unwrap()
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+#[test]
+fn verify_accepts_a_right_record_and_rejects_a_wrong_claim() {
+    let path = records().join("shared/base-4p.json");
+    let ok = run(&["verify", path.to_str().unwrap()], "");
+    assert_eq!(ok.status.code(), Some(0), "{}", stdout(&ok));
+    assert_eq!(stdout(&ok), "ok: 71 turns, finished, scores [12, 17, 24, 14]\n");
+
+    let text = std::fs::read_to_string(&path)
+        .unwrap()
+        .replace("[12, 17, 24, 14]", "[12, 17, 24, 15]");
+    let bad = run(&["verify", "-"], &text);
+    assert_eq!(bad.status.code(), Some(1));
+    assert_eq!(
+        stdout(&bad),
+        "final_scores: the record claims [12, 17, 24, 15], but its turns score [12, 17, 24, 14]\n"
+    );
+}
+
+#[test]
+fn verify_names_the_turn_and_rule_of_an_illegal_move() {
+    let text = std::fs::read_to_string(records().join("shared/short-bag.json"))
+        .unwrap()
+        .replace(
+            r#"{"tile": "V", "x": 1, "y": 0, "rotation": 90}"#,
+            r#"{"tile": "V", "x": 1, "y": 0, "rotation": 0}"#,
+        );
+    let out = run(&["verify", "-"], &text);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stdout(&out),
+        "turn 2: B-T1: edge S of V at (1,1) is road, neighbour's N edge is field\n"
+    );
+}
+
+#[test]
+fn score_json_has_scores_finished_and_a_breakdown_by_rule() {
+    let path = records().join("hand/road-3.json");
+    let out = run(&["score", path.to_str().unwrap(), "--json"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["scores"], serde_json::json!([3, 0]));
+    assert_eq!(json["finished"], serde_json::json!(true));
+    assert_eq!(json["by_rule"]["B-S1"], serde_json::json!([3, 0]));
+    let change = &json["breakdown"][0];
+    assert_eq!(change["rule"], "B-S1");
+    assert_eq!(change["turn"], 1);
+    assert_eq!(change["players"], serde_json::json!([0]));
+    assert_eq!(change["points"], 3);
+    assert_eq!(change["feature"]["kind"], "road");
+    assert_eq!(change["feature"]["tiles"], 3);
+}
+
+#[test]
+fn score_prints_scores_and_the_board() {
+    let path = records().join("hand/city-2-small.json");
+    let out = run(&["score", path.to_str().unwrap(), "--board"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    assert!(
+        text.contains("Ada      2\nBrun     0\nfinished after 1 turns"),
+        "{text}"
+    );
+    assert!(
+        text.contains("B-S4   city at (0,0) N, 2 tiles, 0 pennants: Ada +2"),
+        "{text}"
+    );
+    // The board: E at (0,1) over D at (0,0), the knight of seat 0 gone home.
+    assert!(text.contains("  1   .\n     . .\n      #\n  0   #"), "{text}");
+}
+
+#[test]
+fn unreadable_input_is_a_clear_error() {
+    let out = run(&["score", "/nonexistent/record.json"], "");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("reading /nonexistent/record.json"));
+    let out = run(&["verify", "-"], "not json");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "$: expected ident at line 1 column 2\n");
+}
+
+#[test]
+fn demo_plays_a_whole_game_whose_record_verifies() {
+    let out = run(&["demo", "--seed", "5", "--players", "3", "--record"], "");
+    assert_eq!(out.status.code(), Some(0));
+    let text = stdout(&out);
+    let record = &text[text.find("{\n").unwrap()..];
+    let verified = run(&["verify", "-"], record);
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    assert!(stdout(&verified).starts_with("ok: 71 turns, finished"));
+}

@@ -1,0 +1,5 @@
+//! Tests of the `carcassonne` binary, as a user runs it.
+
+#![allow(clippy::unwrap_used)]
+
+mod cli;
