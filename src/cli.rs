@@ -6,9 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use carcassonne_engine::record::{Record, RecordError, Replay};
-use carcassonne_engine::{
-    Actor, Command, Effect, Event, Game, Pending, Rules, ScoreChange, Seed, Setup, render,
-};
+use carcassonne_engine::{Actor, Effect, Event, Game, Rules, ScoreChange, Scored, Seed, Setup, render};
 use serde_json::{Value, json};
 
 #[derive(clap::Args)]
@@ -22,6 +20,9 @@ pub struct DemoArgs {
     /// Play with the River.
     #[arg(long)]
     river: bool,
+    /// Play with The Count of Carcassonne.
+    #[arg(long)]
+    count: bool,
     /// Also print the game as a record.
     #[arg(long)]
     record: bool,
@@ -143,14 +144,7 @@ pub fn score_json(record: &Record, replay: &Replay) -> Value {
             json!({
                 "turn": turn,
                 "rule": c.rule.as_str(),
-                "feature": {
-                    "kind": c.feature.kind.name(),
-                    "x": c.feature.at.x,
-                    "y": c.feature.at.y,
-                    "at": c.feature.place.name(),
-                    "tiles": c.feature.tiles,
-                    "pennants": c.feature.pennants,
-                },
+                                "feature": feature_json(&c.scored),
                 "players": c.players.iter().map(|s| s.index()).collect::<Vec<_>>(),
                 "points": c.points,
             })
@@ -164,6 +158,32 @@ pub fn score_json(record: &Record, replay: &Replay) -> Value {
         "by_rule": by_rule,
         "breakdown": breakdown,
     })
+}
+
+fn feature_json(scored: &Scored) -> Value {
+    match scored {
+        Scored::Feature(f) => json!({
+            "kind": f.kind.name(),
+            "x": f.at.x,
+            "y": f.at.y,
+            "at": f.place.name(),
+            "tiles": f.tiles,
+            "pennants": f.pennants,
+        }),
+        Scored::CityOfCarcassonne => json!({ "kind": "city_of_carcassonne" }),
+    }
+}
+
+fn feature_text(scored: &Scored) -> String {
+    match scored {
+        Scored::Feature(f) => {
+            format!(
+                "{} at {} {}, {} tiles, {} pennants",
+                f.kind, f.at, f.place, f.tiles, f.pennants
+            )
+        }
+        Scored::CityOfCarcassonne => "the City of Carcassonne".to_owned(),
+    }
 }
 
 /// The text of `score`.
@@ -186,15 +206,10 @@ pub fn score_text(players: &[String], replay: &Replay) -> String {
             .iter()
             .filter_map(|s| players.get(s.index()).map(String::as_str))
             .collect();
-        let f = &c.feature;
         out += &format!(
-            "  turn {turn:>3}  {:<5}  {} at {} {}, {} tiles, {} pennants: {} +{}\n",
+            "  turn {turn:>3}  {:<5}  {}: {} +{}\n",
             c.rule,
-            f.kind,
-            f.at,
-            f.place,
-            f.tiles,
-            f.pennants,
+            feature_text(&c.scored),
             who.join(", "),
             c.points
         );
@@ -219,6 +234,9 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     if args.river {
         rules = rules.with(carcassonne_engine::Expansion::River);
     }
+    if args.count {
+        rules = rules.with(carcassonne_engine::Expansion::Count);
+    }
     let setup = Setup {
         rules,
         players: (0..args.players).map(|i| format!("Bot {}", i + 1)).collect(),
@@ -231,20 +249,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     game.run_automatic(&mut events, &mut ());
     let mut bot = Bot(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     while let Some(player) = game.pending().player() {
-        let command = match game.pending() {
-            Pending::PlaceTile { .. } => {
-                let moves = game.legal_placements();
-                let m = moves[bot.below(moves.len())];
-                Command::PlaceTile {
-                    pos: m.pos,
-                    rotation: m.rotation,
-                }
-            }
-            _ => {
-                let places = game.legal_follower_places();
-                Command::PlaceFollower(places.get(bot.below(places.len() + 1)).copied())
-            }
-        };
+        let choices = game.legal_commands();
+        let command = choices[bot.below(choices.len())];
         let new = game.execute(Actor::Seat(player), &command, &mut ())?;
         events.extend(new);
     }

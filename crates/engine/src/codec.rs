@@ -12,12 +12,15 @@
 //! | `Drawn` | `2`, tile kind as a string |
 //! | `TilePlaced` | `3`, x `i32`, y `i32`, rotation `u8` (quarter turns) |
 //! | `FollowerPlaced` | `4`, place `u8`: 0 none, 1-4 edge N E S W, 5-12 half-edge Nw..Wn, 13 cloister |
+//! | `FollowerMoved` | `5`, x `i32`, y `i32`, place `u8` (as above, never 0) |
+//! | `Passed` | `6` |
+//! | `DeployedToCarcassonne` | `7`, quarter `u8` (0 castle, 1 blacksmith, 2 cathedral, 3 market), count `u8` (0 stays, 1-4 to quarter 0-3) |
 //!
 //! A string is a `u16` length and UTF-8 bytes. Tile kinds are written by
 //! their names in tiles.md, which never change.
 
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
-use crate::model::{Event, Setup};
+use crate::model::{Event, Quarter, Setup, Target};
 use crate::rules::{Expansion, Farmers, Rules, SmallCity};
 use crate::shuffle::Seed;
 use crate::tiles::TileKind;
@@ -91,15 +94,30 @@ pub fn encode(event: &Event) -> Vec<u8> {
         }
         Event::FollowerPlaced(place) => {
             out.push(4);
-            out.push(match place {
-                None => 0,
-                Some(Place::Edge(d)) => 1 + d.index() as u8,
-                Some(Place::Half(h)) => 5 + h.index() as u8,
-                Some(Place::Cloister) => 13,
-            });
+            out.push(place.map_or(0, place_code));
+        }
+        Event::FollowerMoved(target) => {
+            out.push(5);
+            out.extend(target.pos.x.to_le_bytes());
+            out.extend(target.pos.y.to_le_bytes());
+            out.push(place_code(target.place));
+        }
+        Event::Passed => out.push(6),
+        Event::DeployedToCarcassonne { quarter, count } => {
+            out.push(7);
+            out.push(quarter.index() as u8);
+            out.push(count.map_or(0, |q| 1 + q.index() as u8));
         }
     }
     out
+}
+
+fn place_code(place: Place) -> u8 {
+    match place {
+        Place::Edge(d) => 1 + d.index() as u8,
+        Place::Half(h) => 5 + h.index() as u8,
+        Place::Cloister => 13,
+    }
 }
 
 const fn expansion_bit(e: Expansion) -> u8 {
@@ -182,11 +200,26 @@ pub fn decode(schema: u16, bytes: &[u8]) -> Result<Event, DecodeError> {
         }
         4 => Event::FollowerPlaced(match r.u8()? {
             0 => None,
-            c @ 1..=4 => Some(Place::Edge(Dir::from_index(c as usize - 1))),
-            c @ 5..=12 => Some(Place::Half(Half::from_index(c as usize - 5))),
-            13 => Some(Place::Cloister),
-            _ => return Err(r.invalid("follower place")),
+            code => Some(r.place(code)?),
         }),
+        5 => {
+            let pos = Pos::new(r.i32()?, r.i32()?);
+            let code = r.u8()?;
+            Event::FollowerMoved(Target {
+                pos,
+                place: r.place(code)?,
+            })
+        }
+        6 => Event::Passed,
+        7 => {
+            let quarter = r.quarter()?;
+            let count = match r.u8()? {
+                0 => None,
+                q @ 1..=4 => Some(Quarter::ALL[q as usize - 1]),
+                _ => return Err(r.invalid("count")),
+            };
+            Event::DeployedToCarcassonne { quarter, count }
+        }
         tag => return Err(DecodeError::UnknownTag(tag)),
     };
     match bytes.len() - r.at {
@@ -229,6 +262,23 @@ impl<'a> Reader<'a> {
     fn i32(&mut self) -> Result<i32, DecodeError> {
         let b = self.take(4)?;
         Ok(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+
+    fn place(&self, code: u8) -> Result<Place, DecodeError> {
+        match code {
+            1..=4 => Ok(Place::Edge(Dir::from_index(code as usize - 1))),
+            5..=12 => Ok(Place::Half(Half::from_index(code as usize - 5))),
+            13 => Ok(Place::Cloister),
+            _ => Err(self.invalid("follower place")),
+        }
+    }
+
+    fn quarter(&mut self) -> Result<Quarter, DecodeError> {
+        let code = self.u8()?;
+        Quarter::ALL
+            .get(code as usize)
+            .copied()
+            .ok_or_else(|| self.invalid("quarter"))
     }
 
     fn string(&mut self) -> Result<String, DecodeError> {

@@ -3,12 +3,15 @@
 //! it breaks; [`Game::apply`] folds an event in and cannot fail.
 
 use crate::board::{Board, PlacedTile};
+use crate::count::Rounds;
 use crate::features::{Features, NodeId};
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
 use crate::model::*;
 use crate::rules::{Expansion, Rules, id};
 use crate::shuffle::Stream;
-use crate::tiles::{BASE_COUNTS, EdgeKind, FeatureKind, KINDS, NONE, RIVER_COUNTS, Rotated, TileKind};
+use crate::tiles::{
+    BASE_COUNTS, CITY_LAYOUT, EdgeKind, FeatureKind, KINDS, NONE, RIVER_COUNTS, Rotated, TileKind,
+};
 
 /// Receives the effects of an event as the fold derives them.
 pub trait Observer {
@@ -60,11 +63,14 @@ pub struct Game {
     order: Vec<TileKind>,
     /// Tiles drawn so far (the next turn index).
     draws: u16,
-    pending: Pending,
+    pub(crate) pending: Pending,
     /// The tile placed this turn, and the features it completed (roots).
     current: Option<u16>,
     pub(crate) completed: Vec<NodeId>,
     river: Option<RiverEnd>,
+    /// The City of Carcassonne, when the Count is in play.
+    pub(crate) city: Option<City>,
+    pub(crate) rounds: Rounds,
 }
 
 impl Game {
@@ -106,6 +112,8 @@ impl Game {
             current: None,
             completed: Vec::new(),
             river: None,
+            city: None,
+            rounds: Rounds::default(),
             setup,
         };
         game.lay_out();
@@ -134,8 +142,19 @@ impl Game {
         if !rules.has(Expansion::River) && !rules.has(Expansion::Count) {
             self.put(kind("D"), Pos::ORIGIN, Rotation::R0);
         }
+        if rules.has(Expansion::Count) {
+            for &(name, x, y) in &CITY_LAYOUT {
+                self.put(kind(name), Pos::new(x, y), Rotation::R0);
+            }
+            self.city = Some(City::new());
+        }
         if rules.has(Expansion::River) {
-            let spring = Pos::ORIGIN;
+            // Beside the City with the Count, its river leading away (C-1).
+            let spring = if rules.has(Expansion::Count) {
+                Pos::new(2, 1)
+            } else {
+                Pos::ORIGIN
+            };
             self.put(kind("RS"), spring, Rotation::R0);
             self.river = Some(RiverEnd {
                 cell: spring.step(Dir::E),
@@ -290,6 +309,12 @@ impl Game {
         })
     }
 
+    /// The City of Carcassonne: the quarters and the count, when the Count
+    /// is in play.
+    pub fn city(&self) -> Option<&City> {
+        self.city.as_ref()
+    }
+
     /// The winners: every player with the highest score (B-E1).
     pub fn leaders(&self) -> Seats {
         let best = self.scores().iter().copied().max().unwrap_or(0);
@@ -366,6 +391,52 @@ impl Game {
         false
     }
 
+    /// Every legal command for the pending decision, by its actor: what a
+    /// client may choose from without knowing the rules.
+    pub fn legal_commands(&self) -> Vec<Command> {
+        match self.pending {
+            Pending::Draw { .. } => TileKind::all()
+                .filter(|&k| self.bag[k.index()] > 0 && self.check_draw(k).is_ok())
+                .map(Command::Draw)
+                .collect(),
+            Pending::PlaceTile { .. } => self
+                .legal_placements()
+                .into_iter()
+                .map(|p| Command::PlaceTile {
+                    pos: p.pos,
+                    rotation: p.rotation,
+                })
+                .collect(),
+            Pending::PlaceFollower { .. } => std::iter::once(None)
+                .chain(self.legal_follower_places().into_iter().map(Some))
+                .map(Command::PlaceFollower)
+                .collect(),
+            Pending::Redeploy { player, .. } => self.moves_or_pass(player, false),
+            Pending::FinalRound { player } => self.moves_or_pass(player, true),
+            Pending::DeployToCarcassonne { .. } => {
+                let here = self.city.map(|c| c.count);
+                let mut commands = vec![Command::Pass];
+                for quarter in Quarter::ALL {
+                    let counts = std::iter::once(None)
+                        .chain(Quarter::ALL.into_iter().filter(|&q| Some(q) != here).map(Some));
+                    commands.extend(counts.map(|count| Command::DeployToCarcassonne { quarter, count }));
+                }
+                commands
+            }
+            Pending::Finished => Vec::new(),
+        }
+    }
+
+    fn moves_or_pass(&self, player: Seat, final_round: bool) -> Vec<Command> {
+        let mut commands: Vec<Command> = self
+            .move_targets(player, final_round)
+            .into_iter()
+            .map(Command::MoveFromCarcassonne)
+            .collect();
+        commands.push(Command::Pass);
+        commands
+    }
+
     pub fn has_placement(&self, tile: TileKind) -> bool {
         self.for_each_placement(tile, |_| true)
     }
@@ -422,6 +493,27 @@ impl Game {
                     None => None,
                 };
                 Ok(vec![Event::FollowerPlaced(place)])
+            }
+            (Command::MoveFromCarcassonne(target), Pending::Redeploy { player, .. }) => {
+                check_actor(expected, actor)?;
+                Ok(vec![Event::FollowerMoved(
+                    self.check_move(player, target, false)?,
+                )])
+            }
+            (Command::MoveFromCarcassonne(target), Pending::FinalRound { player }) => {
+                check_actor(expected, actor)?;
+                Ok(vec![Event::FollowerMoved(self.check_move(player, target, true)?)])
+            }
+            (
+                Command::Pass,
+                Pending::Redeploy { .. } | Pending::DeployToCarcassonne { .. } | Pending::FinalRound { .. },
+            ) => {
+                check_actor(expected, actor)?;
+                Ok(vec![Event::Passed])
+            }
+            (Command::DeployToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { .. }) => {
+                check_actor(expected, actor)?;
+                Ok(vec![Event::DeployedToCarcassonne { quarter, count }])
             }
             _ => Err(wrong()),
         }
@@ -572,9 +664,29 @@ impl Game {
                 if let Some(place) = place {
                     self.deploy(player, *place);
                 }
-                self.score_completed(observer);
-                self.end_turn(Seat((player.0 + 1) % self.players() as u8), observer);
+                // The Count: a redeploy round before scoring (C-6).
+                self.rounds.offset = 0;
+                if self.city.is_none() || !self.ask_next_redeployer(player) {
+                    self.score_and_offer_deploy(player, observer);
+                }
             }
+            (&Event::FollowerMoved(target), Pending::Redeploy { player, placer }) => {
+                self.move_from_city(player, target);
+                self.after_redeploy_move(player, placer, observer);
+            }
+            (Event::Passed, Pending::Redeploy { placer, .. }) => self.after_redeploy_pass(placer, observer),
+            (&Event::DeployedToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { player }) => {
+                self.deploy_to_city(player, quarter, count);
+                self.end_turn(player, self.next_seat(player), observer);
+            }
+            (Event::Passed, Pending::DeployToCarcassonne { player }) => {
+                self.end_turn(player, self.next_seat(player), observer);
+            }
+            (&Event::FollowerMoved(target), Pending::FinalRound { player }) => {
+                self.move_from_city(player, target);
+                self.next_in_final_round(player, observer);
+            }
+            (Event::Passed, Pending::FinalRound { player }) => self.leave_final_round(player, observer),
             // Unreachable for events that `decide` produced.
             _ => debug_assert!(false, "event {event:?} does not fit {:?}", self.pending),
         }
@@ -589,7 +701,7 @@ impl Game {
         } else {
             // B-T2, R-6: the tile leaves the game; the same player draws again.
             observer.effect(Effect::Discarded(tile));
-            self.end_turn(player, observer);
+            self.end_turn(player, player, observer);
         }
     }
 
@@ -655,17 +767,25 @@ impl Game {
         self.supply[owner.index()] -= 1;
     }
 
-    /// The turn is over: the next player draws, or the game ends (B-E1).
-    fn end_turn(&mut self, next: Seat, observer: &mut impl Observer) {
+    /// The turn of `last` is over: `next` draws, or the last tile is gone
+    /// (B-E1) and the game ends, after the Count's final round (C-9).
+    pub(crate) fn end_turn(&mut self, last: Seat, next: Seat, observer: &mut impl Observer) {
         self.current = None;
         self.completed.clear();
-        if self.bag_left == 0 {
-            self.final_scoring(observer);
-            self.pending = Pending::Finished;
-            observer.effect(Effect::Finished);
-        } else {
+        if self.bag_left > 0 {
             self.pending = Pending::Draw { player: next };
+        } else if self.city.is_some() {
+            self.start_final_round(last);
+        } else {
+            self.finish(observer);
         }
+    }
+
+    /// Final scoring, and the game is over.
+    pub(crate) fn finish(&mut self, observer: &mut impl Observer) {
+        self.final_scoring(observer);
+        self.pending = Pending::Finished;
+        observer.effect(Effect::Finished);
     }
 
     // ---- Driving a game -----------------------------------------------------

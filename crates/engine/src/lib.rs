@@ -1,4 +1,5 @@
-//! The rules of Carcassonne — the base game and the River — as a pure,
+//! The rules of Carcassonne — the base game, the River and The Count of
+//! Carcassonne — as a pure,
 //! deterministic engine: no IO, no clock, no global randomness.
 //!
 //! A game is a sequence of decisions. [`Game::pending`] says which one the
@@ -28,6 +29,7 @@
 
 mod board;
 pub mod codec;
+mod count;
 mod features;
 mod game;
 mod geometry;

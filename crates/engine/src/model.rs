@@ -87,6 +87,82 @@ pub struct Setup {
     pub seed: Option<Seed>,
 }
 
+/// A quarter of the City of Carcassonne (C-2). Each feeds one kind of
+/// feature: castle to cities, blacksmith to roads, cathedral to cloisters,
+/// market to fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Quarter {
+    Castle = 0,
+    Blacksmith = 1,
+    Cathedral = 2,
+    Market = 3,
+}
+
+impl Quarter {
+    pub const ALL: [Quarter; 4] = [
+        Quarter::Castle,
+        Quarter::Blacksmith,
+        Quarter::Cathedral,
+        Quarter::Market,
+    ];
+
+    pub const fn index(self) -> usize {
+        self as usize
+    }
+
+    pub const fn name(self) -> &'static str {
+        match self {
+            Quarter::Castle => "castle",
+            Quarter::Blacksmith => "blacksmith",
+            Quarter::Cathedral => "cathedral",
+            Quarter::Market => "market",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Quarter> {
+        Quarter::ALL.into_iter().find(|q| q.name() == name)
+    }
+
+    /// The kind of feature this quarter's followers may go to.
+    pub const fn feeds(self) -> FeatureKind {
+        match self {
+            Quarter::Castle => FeatureKind::City,
+            Quarter::Blacksmith => FeatureKind::Road,
+            Quarter::Cathedral => FeatureKind::Cloister,
+            Quarter::Market => FeatureKind::Field,
+        }
+    }
+
+    /// The quarter that feeds features of `kind`.
+    pub const fn feeding(kind: FeatureKind) -> Quarter {
+        match kind {
+            FeatureKind::City => Quarter::Castle,
+            FeatureKind::Road => Quarter::Blacksmith,
+            FeatureKind::Cloister => Quarter::Cathedral,
+            FeatureKind::Field => Quarter::Market,
+        }
+    }
+}
+
+impl fmt::Display for Quarter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.name())
+    }
+}
+
+/// A feature on the board, named by a place on one of its tiles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Target {
+    pub pos: Pos,
+    pub place: Place,
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} at {}", self.place, self.pos)
+    }
+}
+
 /// A decision, as a client asks for it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Command {
@@ -96,6 +172,18 @@ pub enum Command {
     PlaceTile { pos: Pos, rotation: Rotation },
     /// Deploy a follower on the tile just placed, or none (B-T3).
     PlaceFollower(Option<Place>),
+    /// Move a follower from the quarter that feeds the target's kind onto
+    /// it: a redeploy (C-6) or a move of the final round (C-9).
+    MoveFromCarcassonne(Target),
+    /// End one's redeploys (C-6), decline a deploy (C-3), or leave the
+    /// final round (C-9).
+    Pass,
+    /// Deploy a follower from supply to a quarter, and maybe move the
+    /// count (C-3, C-5).
+    DeployToCarcassonne {
+        quarter: Quarter,
+        count: Option<Quarter>,
+    },
 }
 
 impl Command {
@@ -104,6 +192,9 @@ impl Command {
             Command::Draw(_) => "draw",
             Command::PlaceTile { .. } => "place a tile",
             Command::PlaceFollower(_) => "place a follower",
+            Command::MoveFromCarcassonne(_) => "move a follower from Carcassonne",
+            Command::Pass => "pass",
+            Command::DeployToCarcassonne { .. } => "deploy to Carcassonne",
         }
     }
 }
@@ -121,6 +212,17 @@ pub enum Event {
     /// `None`: no follower this turn. A place is always written in its
     /// canonical name ([`crate::Game::legal_follower_places`]).
     FollowerPlaced(Option<Place>),
+    /// The pending player moved a follower from Carcassonne onto a feature
+    /// (C-6, C-9); the target is canonical.
+    FollowerMoved(Target),
+    /// The pending player passed.
+    Passed,
+    /// The pending player deployed to a quarter (C-3) and maybe moved the
+    /// count (C-5).
+    DeployedToCarcassonne {
+        quarter: Quarter,
+        count: Option<Quarter>,
+    },
 }
 
 /// The decision the game waits for, and whose it is.
@@ -139,6 +241,22 @@ pub enum Pending {
     PlaceFollower {
         player: Seat,
     },
+    /// The Count: `player` may move followers from Carcassonne onto the
+    /// features `placer`'s tile completed, before they score (C-6).
+    Redeploy {
+        player: Seat,
+        placer: Seat,
+    },
+    /// The Count: `player` placed a tile that made others score and not
+    /// them, and may deploy a follower to Carcassonne (C-3).
+    DeployToCarcassonne {
+        player: Seat,
+    },
+    /// The Count: after the last tile, `player` may move one follower from
+    /// Carcassonne onto the board, or pass and leave the round (C-9).
+    FinalRound {
+        player: Seat,
+    },
     Finished,
 }
 
@@ -147,10 +265,8 @@ impl Pending {
     pub fn actor(&self) -> Option<Actor> {
         match *self {
             Pending::Draw { .. } => Some(Actor::Dealer),
-            Pending::PlaceTile { player, .. } | Pending::PlaceFollower { player } => {
-                Some(Actor::Seat(player))
-            }
             Pending::Finished => None,
+            _ => self.player().map(Actor::Seat),
         }
     }
 
@@ -159,7 +275,10 @@ impl Pending {
         match *self {
             Pending::Draw { player }
             | Pending::PlaceTile { player, .. }
-            | Pending::PlaceFollower { player } => Some(player),
+            | Pending::PlaceFollower { player }
+            | Pending::Redeploy { player, .. }
+            | Pending::DeployToCarcassonne { player }
+            | Pending::FinalRound { player } => Some(player),
             Pending::Finished => None,
         }
     }
@@ -169,6 +288,9 @@ impl Pending {
             Pending::Draw { .. } => "draw",
             Pending::PlaceTile { .. } => "place a tile",
             Pending::PlaceFollower { .. } => "place a follower",
+            Pending::Redeploy { .. } => "redeploy from Carcassonne",
+            Pending::DeployToCarcassonne { .. } => "deploy to Carcassonne",
+            Pending::FinalRound { .. } => "final round",
             Pending::Finished => "none (the game is over)",
         }
     }
@@ -192,6 +314,14 @@ pub struct FeatureRef {
     pub pennants: u8,
 }
 
+/// What a score is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Scored {
+    Feature(FeatureRef),
+    /// The City of Carcassonne, a completed city for farmers (C-11).
+    CityOfCarcassonne,
+}
+
 /// Points to every player of `players`, and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ScoreChange {
@@ -199,7 +329,7 @@ pub struct ScoreChange {
     /// Points each of `players` gets.
     pub points: u32,
     pub rule: RuleId,
-    pub feature: FeatureRef,
+    pub scored: Scored,
 }
 
 /// What an event caused, derived by the fold (never stored).
@@ -220,13 +350,42 @@ pub enum Effect {
     Finished,
 }
 
-/// A follower on the board.
+/// A follower on the board, or in a quarter of Carcassonne.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Follower {
     pub owner: Seat,
     pub at: Pos,
     pub place: Place,
     pub kind: FeatureKind,
+}
+
+/// How many followers each player has in each quarter of Carcassonne, and
+/// where the count stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct City {
+    /// `quarters[q][seat]`: followers of `seat` in quarter `q`.
+    pub quarters: [[u8; MAX_PLAYERS]; 4],
+    pub count: Quarter,
+}
+
+impl City {
+    pub fn new() -> City {
+        City {
+            quarters: [[0; MAX_PLAYERS]; 4],
+            count: Quarter::Castle,
+        }
+    }
+
+    /// Followers of `seat` in Carcassonne.
+    pub fn followers_of(&self, seat: Seat) -> u8 {
+        self.quarters.iter().map(|q| q[seat.index()]).sum()
+    }
+}
+
+impl Default for City {
+    fn default() -> City {
+        City::new()
+    }
 }
 
 /// Why a command was refused. Nothing changed.

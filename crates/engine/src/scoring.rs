@@ -1,11 +1,15 @@
 //! Scoring: completed features during play (B-S*), and final scoring
 //! (B-FS*, B-F*). Every score change names its feature and its rule.
 
+use crate::count::TurnScoring;
 use crate::features::NodeId;
 use crate::game::{Game, Observer, canonical_place};
-use crate::model::{Effect, FeatureRef, MAX_PLAYERS, ScoreChange, Seat, Seats};
+use crate::model::{Effect, FeatureRef, MAX_PLAYERS, ScoreChange, Scored, Seat, Seats};
 use crate::rules::{Farmers, RuleId, SmallCity, id};
 use crate::tiles::FeatureKind;
+
+/// Stands for the City of Carcassonne among city roots (C-11).
+const CITY_OF_CARCASSONNE: NodeId = NodeId::MAX;
 
 impl Game {
     /// Describes the feature of `root`: kind, first tile, size (B-X5: tiles,
@@ -71,7 +75,7 @@ impl Game {
         players: Seats,
         points: u32,
         rule: RuleId,
-        feature: FeatureRef,
+        scored: Scored,
         observer: &mut impl Observer,
     ) {
         if players.is_empty() || points == 0 {
@@ -84,13 +88,14 @@ impl Game {
             players,
             points,
             rule,
-            feature,
+            scored,
         }));
     }
 
     /// Scores the features this turn's placement completed, and returns
     /// their followers (B-T4).
-    pub(crate) fn score_completed(&mut self, observer: &mut impl Observer) {
+    pub(crate) fn score_completed(&mut self, observer: &mut impl Observer) -> TurnScoring {
+        let mut scoring = TurnScoring::default();
         let completed = std::mem::take(&mut self.completed);
         for &root in &completed {
             let feature = self.feature_ref(root);
@@ -110,10 +115,13 @@ impl Game {
                 FeatureKind::Field => continue,
             };
             let winners = Self::majority(&self.strength(root));
-            self.award(winners, points, rule, feature, observer);
+            scoring.anyone |= !winners.is_empty();
+            scoring.scorers.0 |= winners.0;
+            self.award(winners, points, rule, Scored::Feature(feature), observer);
             self.return_followers(root, observer);
         }
         self.completed = completed;
+        scoring
     }
 
     fn return_followers(&mut self, root: NodeId, observer: &mut impl Observer) {
@@ -157,7 +165,7 @@ impl Game {
                 FeatureKind::Field => continue,
             };
             let winners = Self::majority(&self.strength(root));
-            self.award(winners, points, id::B_FS1, feature, observer);
+            self.award(winners, points, id::B_FS1, Scored::Feature(feature), observer);
         }
         self.score_farmers(observer);
     }
@@ -184,6 +192,15 @@ impl Game {
                 }
             }
         }
+        // C-11: every field on a city tile borders the City of Carcassonne.
+        if self.city.is_some() {
+            for node_id in 0..self.features.len() as NodeId {
+                let node = *self.features.node(node_id);
+                if node.kind == FeatureKind::Field && self.board.tile(node.tile).def().city_of_carcassonne {
+                    borders.push((self.features.root(node_id), CITY_OF_CARCASSONNE));
+                }
+            }
+        }
         borders.sort_unstable();
         borders.dedup();
 
@@ -198,8 +215,11 @@ impl Game {
                             *total += s;
                         }
                     }
-                    let city = self.feature_ref(group[0].1);
-                    self.award(Self::majority(&strength), 4, id::B_F3, city, observer);
+                    let (scored, rule) = match group[0].1 {
+                        CITY_OF_CARCASSONNE => (Scored::CityOfCarcassonne, id::C_11),
+                        city => (Scored::Feature(self.feature_ref(city)), id::B_F3),
+                    };
+                    self.award(Self::majority(&strength), 4, rule, scored, observer);
                 }
             }
             Farmers::FarmCentric3 => {
@@ -207,8 +227,12 @@ impl Game {
                 for group in borders.chunk_by(|a, b| a.0 == b.0) {
                     let field = group[0].0;
                     let winners = Self::majority(&self.strength(field));
-                    let feature = self.feature_ref(field);
-                    self.award(winners, 3 * group.len() as u32, id::B_F4, feature, observer);
+                    let feature = Scored::Feature(self.feature_ref(field));
+                    let carcassonne = group.iter().filter(|(_, c)| *c == CITY_OF_CARCASSONNE).count() as u32;
+                    let cities = group.len() as u32 - carcassonne;
+                    self.award(winners, 3 * cities, id::B_F4, feature, observer);
+                    // CD-9: the City of Carcassonne is worth 3 to each field's majority.
+                    self.award(winners, 3 * carcassonne, id::CD_9, feature, observer);
                 }
             }
         }

@@ -4,6 +4,17 @@ use std::path::PathBuf;
 
 use carcassonne_engine::record::Record;
 
+/// The scored examples of `shared/examples`, copied into the repository.
+const EXAMPLES: [&str; 7] = [
+    "base-2p.json",
+    "base-4p.json",
+    "base-2p-modern.json",
+    "short-bag.json",
+    "river-3p.json",
+    "count-3p.json",
+    "river-count-2p.json",
+];
+
 fn shared_examples() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/records/shared")
 }
@@ -20,13 +31,7 @@ fn check_example(name: &str) {
 
 #[test]
 fn shared_examples_score_as_claimed() {
-    for name in [
-        "base-2p.json",
-        "base-4p.json",
-        "base-2p-modern.json",
-        "short-bag.json",
-        "river-3p.json",
-    ] {
+    for name in EXAMPLES {
         check_example(name);
     }
 }
@@ -228,13 +233,7 @@ fn shape_errors_name_the_json_path() {
 
 #[test]
 fn a_written_record_reads_back_and_scores_the_same() {
-    for name in [
-        "base-2p.json",
-        "base-4p.json",
-        "base-2p-modern.json",
-        "short-bag.json",
-        "river-3p.json",
-    ] {
+    for name in EXAMPLES {
         let text = std::fs::read_to_string(shared_examples().join(name)).unwrap();
         let record = Record::parse(&text).unwrap();
         let replay = record.verify().unwrap();

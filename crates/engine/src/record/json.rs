@@ -1,0 +1,457 @@
+//! The JSON shape of a record: parsed into validated types (with the JSON
+//! path of the first problem), and written back one turn per line.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Deploy, FORMAT, FinalMove, Placed, Record, RecordError, Redeploy, Turn};
+use crate::game::{Game, is_land};
+use crate::geometry::{Place, Pos, Rotation};
+use crate::model::{MAX_PLAYERS, Quarter, Seat, Setup, Target};
+use crate::rules::{Expansion, Farmers, Rules, SmallCity};
+use crate::tiles::TileKind;
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRecord {
+    format: String,
+    #[serde(default)]
+    rules: RawRules,
+    players: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    tiles: Option<BTreeMap<String, u16>>,
+    turns: Vec<RawTurn>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    final_round: Option<Vec<RawFinalMove>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    final_scores: Option<Vec<u32>>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRules {
+    #[serde(default = "yes")]
+    small_city: bool,
+    #[serde(default = "default_farmers")]
+    farmers: String,
+    #[serde(default)]
+    river: bool,
+    #[serde(default)]
+    count: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn default_farmers() -> String {
+    Farmers::CityCentric4.name().to_owned()
+}
+
+impl Default for RawRules {
+    fn default() -> RawRules {
+        RawRules {
+            small_city: true,
+            farmers: default_farmers(),
+            river: false,
+            count: false,
+        }
+    }
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTurn {
+    tile: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    x: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    y: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    rotation: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    follower: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    discarded: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    redeploy: Option<Vec<RawRedeploy>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    carcassonne: Option<RawCarcassonne>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTarget {
+    x: i32,
+    y: i32,
+    at: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRedeploy {
+    player: u8,
+    to: RawTarget,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawCarcassonne {
+    quarter: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    count: Option<String>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawFinalMove {
+    player: u8,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    to: Option<RawTarget>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pass: Option<bool>,
+}
+
+// ---- Reading -------------------------------------------------------------
+
+impl Record {
+    /// Parses a record from JSON text.
+    pub fn parse(text: &str) -> Result<Record, RecordError> {
+        let de = &mut serde_json::Deserializer::from_str(text);
+        let raw: RawRecord = serde_path_to_error::deserialize(de).map_err(|e| {
+            let path = e.path().to_string();
+            let path = if path == "." || path == "?" {
+                "$".to_owned()
+            } else {
+                format!("$.{path}")
+            };
+            RecordError::shape(path, e.inner().to_string())
+        })?;
+        Record::from_raw(raw)
+    }
+
+    fn from_raw(raw: RawRecord) -> Result<Record, RecordError> {
+        if raw.format != FORMAT {
+            return Err(RecordError::shape(
+                "$.format",
+                format!("expected \"{FORMAT}\", found {:?}", raw.format),
+            ));
+        }
+        let rules = parse_rules(&raw.rules)?;
+        let players = raw.players.len();
+        let seat = |path: String, player: u8| {
+            if (player as usize) < players.min(MAX_PLAYERS) {
+                Ok(Seat(player))
+            } else {
+                Err(RecordError::shape(path, format!("no player has seat {player}")))
+            }
+        };
+        let count = rules.has(Expansion::Count);
+        let tiles = raw.tiles.map(parse_bag).transpose()?;
+        let mut turns = Vec::with_capacity(raw.turns.len());
+        for (i, t) in raw.turns.into_iter().enumerate() {
+            turns.push(parse_turn(i, t, count, &seat)?);
+        }
+        let final_round = match raw.final_round {
+            None => None,
+            Some(_) if !count => {
+                return Err(RecordError::shape(
+                    "$.final_round",
+                    "allowed only with \"count\": true",
+                ));
+            }
+            Some(moves) => Some(
+                moves
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, m)| parse_final_move(i, m, &seat))
+                    .collect::<Result<Vec<_>, _>>()?,
+            ),
+        };
+        let record = Record {
+            rules,
+            players: raw.players,
+            tiles,
+            turns,
+            final_round,
+            final_scores: raw.final_scores,
+        };
+        Game::check_setup(&record.setup())?;
+        Ok(record)
+    }
+
+    /// The setup of the game this record plays: draws come from the record.
+    pub fn setup(&self) -> Setup {
+        Setup {
+            rules: self.rules,
+            players: self.players.clone(),
+            tiles: self.tiles.clone(),
+            seed: None,
+        }
+    }
+}
+
+fn parse_rules(raw: &RawRules) -> Result<Rules, RecordError> {
+    let farmers = Farmers::from_name(&raw.farmers).ok_or_else(|| {
+        RecordError::shape(
+            "$.rules.farmers",
+            format!(
+                "expected \"city_centric_4\" or \"farm_centric_3\", found {:?}",
+                raw.farmers
+            ),
+        )
+    })?;
+    let mut rules = Rules::default();
+    rules.small_city = if raw.small_city {
+        SmallCity::Halved
+    } else {
+        SmallCity::Normal
+    };
+    rules.farmers = farmers;
+    if raw.river {
+        rules = rules.with(Expansion::River);
+    }
+    if raw.count {
+        rules = rules.with(Expansion::Count);
+    }
+    Ok(rules)
+}
+
+fn parse_bag(map: BTreeMap<String, u16>) -> Result<Vec<(TileKind, u16)>, RecordError> {
+    let mut tiles = Vec::new();
+    for (name, count) in map {
+        let path = format!("$.tiles.{name}");
+        let kind = TileKind::from_name(&name)
+            .ok_or_else(|| RecordError::shape(&path, format!("unknown tile kind {name:?}")))?;
+        if !is_land(kind) {
+            return Err(RecordError::shape(&path, format!("{name} is not a land tile")));
+        }
+        tiles.push((kind, count));
+    }
+    tiles.sort();
+    Ok(tiles)
+}
+
+fn parse_place(path: String, name: &str) -> Result<Place, RecordError> {
+    Place::from_name(name).ok_or_else(|| {
+        RecordError::shape(
+            path,
+            format!("expected N, E, S, W, a half-edge (Nw, Ne, En, Es, Se, Sw, Ws, Wn) or cloister, found {name:?}"),
+        )
+    })
+}
+
+fn parse_target(path: String, raw: &RawTarget) -> Result<Target, RecordError> {
+    let place = parse_place(format!("{path}.at"), &raw.at)?;
+    Ok(Target {
+        pos: Pos::new(raw.x, raw.y),
+        place,
+    })
+}
+
+fn parse_quarter(path: String, name: &str) -> Result<Quarter, RecordError> {
+    Quarter::from_name(name).ok_or_else(|| {
+        RecordError::shape(
+            path,
+            format!("expected castle, blacksmith, cathedral or market, found {name:?}"),
+        )
+    })
+}
+
+type SeatCheck<'a> = dyn Fn(String, u8) -> Result<Seat, RecordError> + 'a;
+
+fn parse_turn(i: usize, raw: RawTurn, count: bool, seat: &SeatCheck) -> Result<Turn, RecordError> {
+    let path = |field: &str| format!("$.turns[{i}].{field}");
+    let tile = TileKind::from_name(&raw.tile)
+        .ok_or_else(|| RecordError::shape(path("tile"), format!("unknown tile kind {:?}", raw.tile)))?;
+    for (field, present) in [
+        ("redeploy", raw.redeploy.is_some()),
+        ("carcassonne", raw.carcassonne.is_some()),
+    ] {
+        if present && !count {
+            return Err(RecordError::shape(
+                path(field),
+                "allowed only with \"count\": true",
+            ));
+        }
+    }
+    if raw.discarded == Some(true) {
+        for (field, present) in [
+            ("x", raw.x.is_some()),
+            ("y", raw.y.is_some()),
+            ("rotation", raw.rotation.is_some()),
+            ("follower", raw.follower.is_some()),
+            ("redeploy", raw.redeploy.is_some()),
+            ("carcassonne", raw.carcassonne.is_some()),
+        ] {
+            if present {
+                return Err(RecordError::shape(
+                    path(field),
+                    "a discarded tile has no placement",
+                ));
+            }
+        }
+        return Ok(Turn::Discarded { tile });
+    }
+    let x = raw
+        .x
+        .ok_or_else(|| RecordError::shape(path("x"), "missing field"))?;
+    let y = raw
+        .y
+        .ok_or_else(|| RecordError::shape(path("y"), "missing field"))?;
+    let degrees = raw
+        .rotation
+        .ok_or_else(|| RecordError::shape(path("rotation"), "missing field"))?;
+    let rotation = Rotation::from_degrees(degrees).ok_or_else(|| {
+        RecordError::shape(
+            path("rotation"),
+            format!("expected 0, 90, 180 or 270, found {degrees}"),
+        )
+    })?;
+    let follower = raw
+        .follower
+        .map(|name| parse_place(path("follower"), &name))
+        .transpose()?;
+    let mut placed = Placed::new(tile, Pos::new(x, y), rotation, follower);
+    for (j, r) in raw.redeploy.into_iter().flatten().enumerate() {
+        let at = path(&format!("redeploy[{j}]"));
+        placed.redeploy.push(Redeploy {
+            player: seat(format!("{at}.player"), r.player)?,
+            to: parse_target(format!("{at}.to"), &r.to)?,
+        });
+    }
+    if let Some(c) = raw.carcassonne {
+        let quarter = parse_quarter(path("carcassonne.quarter"), &c.quarter)?;
+        let count = c
+            .count
+            .map(|q| parse_quarter(path("carcassonne.count"), &q))
+            .transpose()?;
+        placed.carcassonne = Some(Deploy { quarter, count });
+    }
+    Ok(Turn::Placed(placed))
+}
+
+fn parse_final_move(i: usize, raw: RawFinalMove, seat: &SeatCheck) -> Result<FinalMove, RecordError> {
+    let path = format!("$.final_round[{i}]");
+    let player = seat(format!("{path}.player"), raw.player)?;
+    match (raw.to, raw.pass) {
+        (Some(to), None | Some(false)) => Ok(FinalMove::Move {
+            player,
+            to: parse_target(format!("{path}.to"), &to)?,
+        }),
+        (None, Some(true)) => Ok(FinalMove::Pass { player }),
+        _ => Err(RecordError::shape(
+            path,
+            "expected either \"to\" or \"pass\": true",
+        )),
+    }
+}
+
+// ---- Writing -------------------------------------------------------------
+
+/// Compact JSON of a plain value; serializing these cannot fail.
+fn json<T: Serialize + ?Sized>(value: &T) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+fn raw_target(t: Target) -> RawTarget {
+    RawTarget {
+        x: t.pos.x,
+        y: t.pos.y,
+        at: t.place.name().to_owned(),
+    }
+}
+
+impl Record {
+    /// The record as JSON text: one line per turn, so that diffs and
+    /// reviews read turn by turn.
+    pub fn to_json(&self) -> String {
+        let rules = RawRules {
+            small_city: self.rules.small_city == SmallCity::Halved,
+            farmers: self.rules.farmers.name().to_owned(),
+            river: self.rules.has(Expansion::River),
+            count: self.rules.has(Expansion::Count),
+        };
+        let mut out = String::from("{\n");
+        let _ = writeln!(out, "  \"format\": {},", json(FORMAT));
+        let _ = writeln!(out, "  \"rules\": {},", json(&rules));
+        let _ = writeln!(out, "  \"players\": {},", json(&self.players));
+        if let Some(tiles) = &self.tiles {
+            // Catalogue order reads better than alphabetical.
+            let body: Vec<String> = tiles
+                .iter()
+                .map(|(k, c)| format!("{}: {c}", json(k.name())))
+                .collect();
+            let _ = writeln!(out, "  \"tiles\": {{{}}},", body.join(", "));
+        }
+        out.push_str("  \"turns\": [");
+        write_lines(&mut out, self.turns.iter().map(|t| json(&raw_turn(t))));
+        if let Some(moves) = &self.final_round {
+            out.push_str(",\n  \"final_round\": [");
+            write_lines(&mut out, moves.iter().map(|m| json(&raw_final_move(m))));
+        }
+        if let Some(scores) = &self.final_scores {
+            let _ = write!(out, ",\n  \"final_scores\": {}", json(scores));
+        }
+        out.push_str("\n}\n");
+        out
+    }
+}
+
+fn write_lines(out: &mut String, lines: impl Iterator<Item = String>) {
+    let mut empty = true;
+    for (i, line) in lines.enumerate() {
+        out.push_str(if i == 0 { "\n    " } else { ",\n    " });
+        out.push_str(&line);
+        empty = false;
+    }
+    out.push_str(if empty { "]" } else { "\n  ]" });
+}
+
+fn raw_turn(turn: &Turn) -> RawTurn {
+    match turn {
+        Turn::Discarded { tile } => RawTurn {
+            tile: tile.name().to_owned(),
+            discarded: Some(true),
+            ..RawTurn::default()
+        },
+        Turn::Placed(p) => RawTurn {
+            tile: p.tile.name().to_owned(),
+            x: Some(p.pos.x),
+            y: Some(p.pos.y),
+            rotation: Some(i64::from(p.rotation.degrees())),
+            follower: p.follower.map(|f| f.name().to_owned()),
+            discarded: None,
+            redeploy: (!p.redeploy.is_empty()).then(|| {
+                p.redeploy
+                    .iter()
+                    .map(|r| RawRedeploy {
+                        player: r.player.0,
+                        to: raw_target(r.to),
+                    })
+                    .collect()
+            }),
+            carcassonne: p.carcassonne.map(|d| RawCarcassonne {
+                quarter: d.quarter.name().to_owned(),
+                count: d.count.map(|q| q.name().to_owned()),
+            }),
+        },
+    }
+}
+
+fn raw_final_move(m: &FinalMove) -> RawFinalMove {
+    match *m {
+        FinalMove::Move { player, to } => RawFinalMove {
+            player: player.0,
+            to: Some(raw_target(to)),
+            pass: None,
+        },
+        FinalMove::Pass { player } => RawFinalMove {
+            player: player.0,
+            to: None,
+            pass: Some(true),
+        },
+    }
+}
