@@ -115,22 +115,8 @@ pub(crate) fn random_game(seed: u64, players: usize, rules: Rules) -> (Game, Vec
     game.run_automatic(&mut events, &mut ());
     let mut rng = Lcg(seed);
     while let Some(player) = game.pending().player() {
-        let command = match game.pending() {
-            Pending::PlaceTile { .. } => {
-                let moves = game.legal_placements();
-                let m = moves[rng.below(moves.len())];
-                Command::PlaceTile {
-                    pos: m.pos,
-                    rotation: m.rotation,
-                }
-            }
-            Pending::PlaceFollower { .. } => {
-                let places = game.legal_follower_places();
-                let i = rng.below(places.len() + 1);
-                Command::PlaceFollower(places.get(i).copied())
-            }
-            other => panic!("unexpected {other:?}"),
-        };
+        let choices = game.legal_commands();
+        let command = choices[rng.below(choices.len())];
         let new = game
             .execute(Actor::Seat(player), &command, &mut ())
             .expect("legal");
@@ -139,35 +125,40 @@ pub(crate) fn random_game(seed: u64, players: usize, rules: Rules) -> (Game, Vec
     (game, events)
 }
 
+/// The four combinations of expansions.
+pub(crate) fn combinations() -> [Rules; 4] {
+    let base = Rules::default();
+    let river = base.with(Expansion::River);
+    [
+        base,
+        river,
+        base.with(Expansion::Count),
+        river.with(Expansion::Count),
+    ]
+}
+
 #[test]
 fn random_games_finish_and_fold_to_the_same_state() {
-    for seed in 0..50 {
-        let rules = if seed % 2 == 0 {
-            Rules::default()
-        } else {
-            Rules::default().with(Expansion::River)
-        };
+    for seed in 0..60 {
+        let rules = combinations()[seed as usize % 4];
         let (game, events) = random_game(seed, 2 + (seed as usize % 4), rules);
         assert!(game.is_finished());
         assert_eq!(game.bag_left(), 0);
         let folded = Game::fold(&events).expect("created");
         assert_eq!(folded, game);
         let on_board = game.followers().count();
-        assert_eq!(
-            on_board + game.supply().iter().map(|&s| s as usize).sum::<usize>(),
-            7 * game.players()
-        );
+        let in_city: usize = game
+            .city()
+            .map_or(0, |c| c.quarters.iter().flatten().map(|&n| n as usize).sum());
+        let in_supply: usize = game.supply().iter().map(|&s| s as usize).sum();
+        assert_eq!(on_board + in_city + in_supply, 7 * game.players(), "seed {seed}");
     }
 }
 
 #[test]
 fn events_round_trip_through_the_codec() {
-    for seed in 0..10 {
-        let rules = if seed % 2 == 0 {
-            Rules::default()
-        } else {
-            Rules::default().with(Expansion::River)
-        };
+    for seed in 0..12 {
+        let rules = combinations()[seed as usize % 4];
         let (_, events) = random_game(seed, 2 + seed as usize % 4, rules);
         for event in &events {
             let bytes = codec::encode(event);
@@ -276,4 +267,31 @@ fn stream_below_is_uniform_and_in_range() {
     for c in counts {
         assert!((9_000..11_000).contains(&c), "{counts:?}");
     }
+}
+
+#[test]
+fn codec_schema_1_count_events_never_change() {
+    let moved = Event::FollowerMoved(Target {
+        pos: Pos::new(3, -1),
+        place: Place::Cloister,
+    });
+    assert_eq!(codec::encode(&moved), [5, 3, 0, 0, 0, 255, 255, 255, 255, 13]);
+    assert_eq!(codec::encode(&Event::Passed), [6]);
+    let deployed = Event::DeployedToCarcassonne {
+        quarter: Quarter::Market,
+        count: Some(Quarter::Castle),
+    };
+    assert_eq!(codec::encode(&deployed), [7, 3, 1]);
+    let stays = Event::DeployedToCarcassonne {
+        quarter: Quarter::Blacksmith,
+        count: None,
+    };
+    assert_eq!(codec::encode(&stays), [7, 1, 0]);
+    assert_eq!(
+        codec::decode(1, &[7, 4, 0]),
+        Err(codec::DecodeError::Invalid {
+            what: "quarter",
+            at: 1
+        })
+    );
 }
