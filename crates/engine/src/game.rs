@@ -36,6 +36,17 @@ pub(crate) struct Standing {
     pub node: NodeId,
 }
 
+/// The draw order of a seeded game. Its `Debug` shows only its length, so
+/// that logging a game's state never reveals what comes next.
+#[derive(Clone, Default, PartialEq, Eq)]
+struct SealedOrder(Vec<TileKind>);
+
+impl std::fmt::Debug for SealedOrder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SealedOrder({} tiles)", self.0.len())
+    }
+}
+
 /// Where the river is open and where it may not flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct RiverEnd {
@@ -59,8 +70,8 @@ pub struct Game {
     /// Tiles left to draw, by kind.
     bag: [u16; KINDS],
     bag_left: u16,
-    /// The sealed draw order, when the game has a seed. Hidden information.
-    order: Vec<TileKind>,
+    /// The draw order, when the game has a seed. Hidden information.
+    order: SealedOrder,
     /// Tiles drawn so far (the next turn index).
     draws: u16,
     pub(crate) pending: Pending,
@@ -106,7 +117,7 @@ impl Game {
             scores: [0; MAX_PLAYERS],
             bag: [0; KINDS],
             bag_left: 0,
-            order: Vec::new(),
+            order: SealedOrder::default(),
             draws: 0,
             pending: Pending::Draw { player: Seat(0) },
             current: None,
@@ -182,11 +193,12 @@ impl Game {
             river_tiles.sort();
             stream.shuffle(&mut river_tiles);
             stream.shuffle(&mut land_order);
-            self.order = river_tiles;
+            let mut order = river_tiles;
             if rules.has(Expansion::River) {
-                self.order.push(kind("RL"));
+                order.push(kind("RL"));
             }
-            self.order.extend(land_order);
+            order.extend(land_order);
+            self.order = SealedOrder(order);
         }
     }
 
@@ -333,7 +345,7 @@ impl Game {
             + self.board.heap_bytes()
             + self.features.heap_bytes()
             + self.followers.capacity() * size_of::<Standing>()
-            + self.order.capacity() * size_of::<TileKind>()
+            + self.order.0.capacity() * size_of::<TileKind>()
             + self.completed.capacity() * size_of::<NodeId>()
             + self.setup.players.iter().map(|p| p.capacity()).sum::<usize>()
     }
@@ -794,7 +806,7 @@ impl Game {
     /// of a game with a seed.
     pub fn automatic(&self) -> Option<Event> {
         match self.pending {
-            Pending::Draw { .. } => self.order.get(self.draws as usize).map(|&t| Event::Drawn(t)),
+            Pending::Draw { .. } => self.order.0.get(self.draws as usize).map(|&t| Event::Drawn(t)),
             _ => None,
         }
     }

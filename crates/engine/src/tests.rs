@@ -295,3 +295,14 @@ fn codec_schema_1_count_events_never_change() {
         })
     );
 }
+
+#[test]
+fn debug_of_a_game_reveals_neither_seed_nor_draw_order() {
+    let (game, _) = random_game(3, 2, Rules::default());
+    let mut fresh = Game::new(game.setup().clone());
+    fresh.run_automatic(&mut Vec::new(), &mut ());
+    let text = format!("{fresh:?}");
+    assert!(text.contains("SealedOrder(71 tiles)"), "{text}");
+    assert!(text.contains("Seed(sealed)"), "{text}");
+    assert!(!text.contains(&Seed::from_u64(3).to_hex()));
+}
