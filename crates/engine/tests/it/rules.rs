@@ -1,1 +1,342 @@
 //! Rule-by-rule tests: each names the rule ids of rules.md it pins down.
+//!
+//! Every test builds a small board turn by turn with [`given`], in the
+//! style of rust-analyzer's data-driven `check`: one line per turn,
+//!
+//! ```text
+//! KIND X Y ROTATION [PLACE]      e.g. "E 0 1 180 S": an E at (0,1), turned
+//!                                 180 degrees, with a knight on its S edge
+//! KIND -                         the dealer draws KIND and it fits nowhere
+//!                                 (B-T2): it must be discarded
+//! ```
+//!
+//! Turns are played in the order the game asks for them (seat order, B-T5):
+//! the dealer draws KIND, the player places it and deploys a follower on
+//! PLACE (an edge `N E S W`, a half-edge `Nw Ne En Es Se Sw Ws Wn`, or
+//! `cloister`) or none. A turn the engine refuses panics with the
+//! `PlayError` and the board, so a wrong test setup fails loudly.
+//!
+//! The bag holds exactly the land tiles of the turns: `play_to_end` empties
+//! it, so the game ends and final scoring runs; `play` leaves one spare tile
+//! in it, so the game goes on and only scoring during play has happened.
+//!
+//! The base game starts with the tile D at (0,0), rotation 0: its city faces
+//! north, its road runs from west to east, its south edge is field.
+
+mod base;
+mod errors;
+mod farmers;
+mod river;
+mod seeds;
+
+use carcassonne_engine::*;
+
+/// The sources of these tests, for the coverage test below.
+const SOURCES: [&str; 6] = [
+    include_str!("rules.rs"),
+    include_str!("rules/base.rs"),
+    include_str!("rules/errors.rs"),
+    include_str!("rules/farmers.rs"),
+    include_str!("rules/river.rs"),
+    include_str!("rules/seeds.rs"),
+];
+
+/// The rule ids of the base game and the River in rules.md.
+const RULES_MD_IDS: [&str; 32] = [
+    "B-1", "B-2", "B-3", "B-T1", "B-T2", "B-T3", "B-T4", "B-T5", "B-E1", "B-X1", "B-X2", "B-X3", "B-X4",
+    "B-X5", "B-S1", "B-S2", "B-S3", "B-S4", "B-S5", "B-S6", "B-F1", "B-F2", "B-F3", "B-F4", "B-FS1", "B-FS2",
+    "R-1", "R-2", "R-3", "R-4", "R-5", "R-6",
+];
+
+#[test]
+fn every_base_and_river_rule_id_of_the_engine_names_a_test() {
+    let source = SOURCES.concat();
+    let ids: Vec<&str> = id::ALL
+        .iter()
+        .map(|rule| rule.as_str())
+        .filter(|rule| rule.starts_with("B-") || rule.starts_with("R-"))
+        .collect();
+    assert!(ids.len() >= RULES_MD_IDS.len(), "id::ALL lacks ids: {ids:?}");
+    let missing: Vec<&str> = ids
+        .into_iter()
+        .filter(|rule| {
+            let test = format!("fn {}_", rule.to_lowercase().replace('-', "_"));
+            !source.contains(&test)
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rule ids with no test named after them (`fn b_t1_...`): {missing:?}"
+    );
+}
+
+#[test]
+fn every_base_and_river_rule_id_of_rules_md_is_an_engine_id() {
+    let engine: Vec<&str> = id::ALL.iter().map(|rule| rule.as_str()).collect();
+    let missing: Vec<&str> = RULES_MD_IDS
+        .into_iter()
+        .filter(|rule| !engine.contains(rule))
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "rules.md ids missing from id::ALL: {missing:?}"
+    );
+}
+
+// ---- Vocabulary -------------------------------------------------------------
+
+pub fn kind(name: &str) -> TileKind {
+    TileKind::from_name(name).unwrap_or_else(|| panic!("no tile kind {name:?}"))
+}
+
+pub fn place(name: &str) -> Place {
+    Place::from_name(name).unwrap_or_else(|| panic!("no follower place {name:?}"))
+}
+
+pub fn rotation(degrees: i64) -> Rotation {
+    Rotation::from_degrees(degrees).unwrap_or_else(|| panic!("no rotation {degrees}"))
+}
+
+pub fn pos(x: i32, y: i32) -> Pos {
+    Pos::new(x, y)
+}
+
+pub fn is_land(kind: TileKind) -> bool {
+    BASE_COUNTS.iter().any(|(name, _)| *name == kind.name())
+}
+
+/// A score change as tests compare it: seats, points each, rule.
+pub type Score = (Vec<u8>, u32, RuleId);
+
+pub fn seat_list(seats: Seats) -> Vec<u8> {
+    seats.iter().map(|s| s.0).collect()
+}
+
+pub fn river() -> Rules {
+    Rules::default().with(Expansion::River)
+}
+
+/// A two-player base game whose bag holds `bag` (kind, count), for tests
+/// that play a turn step by step.
+pub fn table(bag: &[(&str, u16)]) -> Table {
+    Table::new(
+        Rules::default(),
+        2,
+        bag.iter().map(|&(name, count)| (kind(name), count)).collect(),
+    )
+}
+
+// ---- Given: a board built turn by turn ----------------------------------------
+
+pub struct Given {
+    rules: Rules,
+    players: usize,
+    turns: Vec<String>,
+}
+
+/// The turns of a game, one line each (see the module doc).
+pub fn given<S: AsRef<str>>(turns: &[S]) -> Given {
+    Given {
+        rules: Rules::default(),
+        players: 2,
+        turns: turns.iter().map(|t| t.as_ref().to_string()).collect(),
+    }
+}
+
+impl Given {
+    pub fn players(mut self, players: usize) -> Given {
+        self.players = players;
+        self
+    }
+
+    pub fn rules(mut self, rules: Rules) -> Given {
+        self.rules = rules;
+        self
+    }
+
+    /// Plays the turns; one spare tile stays in the bag, so the game goes on.
+    pub fn play(self) -> Table {
+        self.run(1)
+    }
+
+    /// Plays the turns with nothing else in the bag: the game ends after
+    /// the last one (B-E1) and final scoring runs.
+    pub fn play_to_end(self) -> Table {
+        self.run(0)
+    }
+
+    /// The table before any turn, with the bag these turns need.
+    pub fn table(&self, spare: u16) -> Table {
+        let mut bag: Vec<(TileKind, u16)> = Vec::new();
+        let kinds = self
+            .turns
+            .iter()
+            .map(|t| kind(t.split_whitespace().next().unwrap_or("")));
+        for k in kinds.chain(std::iter::repeat_n(kind("B"), spare as usize)) {
+            if !is_land(k) {
+                continue; // River tiles are in the bag by the rules (R-1).
+            }
+            match bag.iter_mut().find(|(b, _)| *b == k) {
+                Some((_, count)) => *count += 1,
+                None => bag.push((k, 1)),
+            }
+        }
+        Table::new(self.rules, self.players, bag)
+    }
+
+    fn run(self, spare: u16) -> Table {
+        let mut table = self.table(spare);
+        for turn in &self.turns {
+            table.turn(turn);
+        }
+        table
+    }
+}
+
+/// A game being played, and every effect it has had.
+pub struct Table {
+    pub game: Game,
+    pub effects: Vec<Effect>,
+}
+
+impl Table {
+    pub fn new(rules: Rules, players: usize, bag: Vec<(TileKind, u16)>) -> Table {
+        let setup = Setup {
+            rules,
+            players: (0..players).map(|i| format!("P{i}")).collect(),
+            tiles: Some(bag),
+            seed: None,
+        };
+        if let Err(err) = Game::check_setup(&setup) {
+            panic!("bad setup: {err}");
+        }
+        Table {
+            game: Game::new(setup),
+            effects: Vec::new(),
+        }
+    }
+
+    /// The player whose turn it is.
+    pub fn seat(&self) -> Seat {
+        self.game
+            .pending()
+            .player()
+            .unwrap_or_else(|| panic!("the game is over"))
+    }
+
+    pub fn execute(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, PlayError> {
+        self.game.execute(actor, &command, &mut self.effects)
+    }
+
+    pub fn try_draw(&mut self, tile: &str) -> Result<Vec<Event>, PlayError> {
+        self.execute(Actor::Dealer, Command::Draw(kind(tile)))
+    }
+
+    pub fn try_place(&mut self, x: i32, y: i32, degrees: i64) -> Result<Vec<Event>, PlayError> {
+        let command = Command::PlaceTile {
+            pos: pos(x, y),
+            rotation: rotation(degrees),
+        };
+        self.execute(Actor::Seat(self.seat()), command)
+    }
+
+    pub fn try_follow(&mut self, at: Option<&str>) -> Result<Vec<Event>, PlayError> {
+        let command = Command::PlaceFollower(at.map(place));
+        self.execute(Actor::Seat(self.seat()), command)
+    }
+
+    pub fn draw(&mut self, tile: &str) {
+        if let Err(err) = self.try_draw(tile) {
+            self.fail(&format!("draw {tile}"), err);
+        }
+    }
+
+    pub fn place(&mut self, x: i32, y: i32, degrees: i64) {
+        if let Err(err) = self.try_place(x, y, degrees) {
+            self.fail(&format!("place at ({x},{y}) {degrees}"), err);
+        }
+    }
+
+    pub fn follow(&mut self, at: Option<&str>) {
+        if let Err(err) = self.try_follow(at) {
+            self.fail(&format!("follower {at:?}"), err);
+        }
+    }
+
+    /// Plays one turn written as in the module doc.
+    pub fn turn(&mut self, spec: &str) {
+        let words: Vec<&str> = spec.split_whitespace().collect();
+        match words[..] {
+            [tile, "-"] => {
+                let before = self.effects.len();
+                self.draw(tile);
+                if !self.effects[before..].contains(&Effect::Discarded(kind(tile))) {
+                    self.fail(spec, "the tile was not discarded");
+                }
+            }
+            [tile, x, y, degrees, ref follower @ ..] if follower.len() <= 1 => {
+                let number = |w: &str| w.parse::<i32>().unwrap_or_else(|_| panic!("`{spec}`: {w}?"));
+                self.draw(tile);
+                self.place(number(x), number(y), i64::from(number(degrees)));
+                self.follow(follower.first().copied());
+            }
+            _ => panic!("`{spec}` is not `KIND X Y ROTATION [PLACE]` nor `KIND -`"),
+        }
+    }
+
+    fn fail(&self, what: &str, err: impl std::fmt::Display) -> ! {
+        panic!("{what}: {err}\n{}", render::board(&self.game))
+    }
+
+    /// Every score change so far, in order.
+    pub fn scored(&self) -> Vec<Score> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Scored(s) => Some((seat_list(s.players), s.points, s.rule)),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The score changes of one rule.
+    pub fn scored_by(&self, rule: RuleId) -> Vec<Score> {
+        self.scored().into_iter().filter(|s| s.2 == rule).collect()
+    }
+
+    /// The features completed so far, in order.
+    pub fn completed(&self) -> Vec<FeatureRef> {
+        self.effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Completed(f) => Some(*f),
+                _ => None,
+            })
+            .collect()
+    }
+
+    pub fn scores(&self) -> Vec<u32> {
+        self.game.scores().to_vec()
+    }
+
+    pub fn supply(&self) -> Vec<u8> {
+        self.game.supply().to_vec()
+    }
+
+    /// Followers on the board as (owner, x, y, place).
+    pub fn followers(&self) -> Vec<(u8, i32, i32, &'static str)> {
+        self.game
+            .followers()
+            .map(|f| (f.owner.0, f.at.x, f.at.y, f.place.name()))
+            .collect()
+    }
+
+    /// The legal follower places on the tile just placed, by name.
+    pub fn follower_places(&self) -> Vec<&'static str> {
+        self.game
+            .legal_follower_places()
+            .into_iter()
+            .map(Place::name)
+            .collect()
+    }
+}
