@@ -1,0 +1,78 @@
+//! How a store is opened: durability, clock, sled's knobs.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::clock::{Clock, SystemClock};
+
+/// When an append is acknowledged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// Only once it is on disk: sled's flush, then `fdatasync` of sled's
+    /// file. Concurrent appends share one flush (group commit). The
+    /// default.
+    #[default]
+    Flush,
+    /// As soon as it is in sled's memory. A crash loses what sled's
+    /// background flusher (every 500 ms) has not written yet. Only for
+    /// tests and benchmarks that say so.
+    None,
+}
+
+/// The configuration of a store.
+#[derive(Clone)]
+pub struct StoreConfig {
+    /// When appends are acknowledged. Durable by default.
+    pub durability: Durability,
+    /// Where event times come from.
+    pub clock: Arc<dyn Clock>,
+    /// sled's page cache, in bytes. sled's default is 1 GiB; we default to
+    /// 64 MiB, plenty for the hot games, and the OS caches the rest.
+    pub cache_capacity_bytes: u64,
+    /// How many events a subscriber may fall behind before it is told it
+    /// lagged (per channel: the all-games one and each game's).
+    pub subscription_capacity: usize,
+    /// How many games the writer keeps in memory (head and request ids),
+    /// so that an append reads nothing from sled. A game not cached is
+    /// loaded by scanning its records once.
+    pub game_cache_capacity: usize,
+}
+
+impl Default for StoreConfig {
+    fn default() -> Self {
+        StoreConfig {
+            durability: Durability::Flush,
+            clock: Arc::new(SystemClock),
+            cache_capacity_bytes: 64 << 20,
+            subscription_capacity: 1024,
+            game_cache_capacity: 10_000,
+        }
+    }
+}
+
+impl StoreConfig {
+    /// The default configuration with another durability.
+    pub fn with_durability(durability: Durability) -> Self {
+        StoreConfig {
+            durability,
+            ..StoreConfig::default()
+        }
+    }
+
+    /// This configuration with another clock.
+    pub fn clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
+    }
+}
+
+impl fmt::Debug for StoreConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreConfig")
+            .field("durability", &self.durability)
+            .field("cache_capacity_bytes", &self.cache_capacity_bytes)
+            .field("subscription_capacity", &self.subscription_capacity)
+            .field("game_cache_capacity", &self.game_cache_capacity)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,288 @@
+//! The embedded backend: one sled database per store.
+
+pub(crate) mod commit;
+mod games;
+mod layout;
+mod read;
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use crate::chain::{self, Head};
+use crate::config::StoreConfig;
+use crate::error::{Result, StoreError};
+use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, VerifyReport};
+use crate::hub::{EventReceiver, Hub};
+use crate::ids::{GameId, RequestId};
+use crate::store::EventStore;
+
+use commit::GroupCommit;
+
+/// The [`EventStore`] on sled, the embedded default.
+pub struct SledStore {
+    db: sled::Db,
+    path: PathBuf,
+    /// sled's data file, opened again to `fdatasync` it after sled's own
+    /// flush (see the crate docs: sled syncs with `sync_file_range`).
+    data_file: File,
+    config: StoreConfig,
+    writer: Mutex<Writer>,
+    commit: GroupCommit,
+}
+
+/// What only the writer lock's holder touches.
+struct Writer {
+    next_position: u64,
+    games: games::GameCache,
+    /// Set when a write failed half-way through sled's memory: the store
+    /// takes no more appends until it is reopened and sled recovers.
+    failed: Option<String>,
+}
+
+impl SledStore {
+    /// Opens (or creates) the store in the directory `path`.
+    pub fn open(path: impl AsRef<Path>, config: StoreConfig) -> Result<Self> {
+        let path = path.as_ref().to_path_buf();
+        let db = sled::Config::new()
+            .path(&path)
+            .cache_capacity(config.cache_capacity_bytes)
+            .open()?;
+        match db.get(layout::LAYOUT_KEY)? {
+            Some(version) if version.as_ref() == layout::LAYOUT_VERSION => {}
+            Some(version) => {
+                return Err(StoreError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("unknown store layout version {:?}", version.as_ref()),
+                )));
+            }
+            None if db.is_empty() => {
+                db.insert(layout::LAYOUT_KEY, layout::LAYOUT_VERSION)?;
+                db.flush()?;
+            }
+            None => {
+                return Err(StoreError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!("{} is a sled database but not an event store", path.display()),
+                )));
+            }
+        }
+        let recovered = recover(&db)?;
+        let data_file = File::open(path.join("db"))?;
+        let hub = Hub::new(config.subscription_capacity);
+        Ok(SledStore {
+            commit: GroupCommit::new(config.durability, recovered, hub),
+            writer: Mutex::new(Writer {
+                next_position: recovered + 1,
+                games: games::GameCache::new(config.game_cache_capacity),
+                failed: None,
+            }),
+            db,
+            path,
+            data_file,
+            config,
+        })
+    }
+
+    /// The directory the store lives in.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The bytes sled's files take on disk.
+    pub fn size_on_disk(&self) -> Result<u64> {
+        Ok(self.db.size_on_disk()?)
+    }
+
+    /// Makes everything appended so far durable, whatever the durability
+    /// policy. For a clean shutdown under [`Durability::None`].
+    pub fn flush(&self) -> Result<()> {
+        self.flush_to_disk()?;
+        Ok(())
+    }
+
+    fn flush_to_disk(&self) -> std::io::Result<()> {
+        self.db.flush().map_err(std::io::Error::other)?;
+        // sled's flush ends in `sync_file_range`, which neither flushes the
+        // drive's write cache nor the file's size: fdatasync does both.
+        self.data_file.sync_data()
+    }
+
+    fn lock_writer(&self) -> MutexGuard<'_, Writer> {
+        // `Writer` is updated only after a write fully succeeded or marked
+        // failed: a panicking holder cannot leave it torn.
+        self.writer.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Writes the append to sled (not yet durable) and returns what it
+    /// wrote, or the original result of a retried request.
+    fn write(
+        &self,
+        game: &GameId,
+        expected_seq: u64,
+        request_id: &RequestId,
+        events: &[NewEvent],
+    ) -> Result<Appended> {
+        let mut writer = self.lock_writer();
+        if let Some(reason) = &writer.failed {
+            return Err(StoreError::Io(std::io::Error::other(format!(
+                "the store stopped taking appends after a failed write: {reason}"
+            ))));
+        }
+        let first_position = writer.next_position;
+        let state = writer.games.get(&self.db, game)?;
+        if let Some(&first_seq) = state.requests.get(request_id) {
+            return read::append_result(&self.db, game, first_seq);
+        }
+        let head = state.head;
+        if head.last_seq != expected_seq {
+            return Err(StoreError::Conflict {
+                game: game.to_string(),
+                expected: expected_seq,
+                actual: head.last_seq,
+            });
+        }
+        let time_millis = self.config.clock.now_millis();
+        let built = chain::build(game, request_id, head, first_position, time_millis, events);
+        let appended = Appended {
+            first_seq: head.last_seq + 1,
+            last_seq: head.last_seq + built.len() as u64,
+            first_position,
+            last_position: first_position + built.len() as u64 - 1,
+        };
+        let index_entry = layout::IndexEntry {
+            game: game.clone(),
+            first_seq: appended.first_seq,
+            // check_batch bounds the count far below u16::MAX.
+            count: built.len() as u16,
+        };
+        let value = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
+        // The order matters for recovery: see `recover`.
+        let written = self
+            .db
+            .insert(
+                layout::position_key(first_position),
+                layout::index_value(&index_entry),
+            )
+            .and_then(|_| {
+                self.db
+                    .insert(layout::events_key(game.as_str(), appended.first_seq), value)
+            });
+        if let Err(error) = written {
+            writer.failed = Some(error.to_string());
+            return Err(error.into());
+        }
+        if let Some(last) = built.last() {
+            state.head = Head {
+                last_seq: last.0.seq,
+                last_hash: last.0.hash,
+            };
+        }
+        if !request_id.is_none() {
+            state.requests.insert(request_id.clone(), appended.first_seq);
+        }
+        writer.next_position = appended.last_position + 1;
+        self.commit
+            .written(built.into_iter().map(|(event, _)| Arc::new(event)).collect());
+        Ok(appended)
+    }
+}
+
+/// Repairs the one append a crash can leave cut, and returns the last
+/// stored position.
+///
+/// An append is two inserts, in this order: its global index entry, then
+/// its records. sled recovers a prefix of its log and appends are written
+/// one at a time, so only the last append can be cut, and it was never
+/// acknowledged (that waits for a flush after both). An index entry whose
+/// records are missing is removed.
+fn recover(db: &sled::Db) -> Result<u64> {
+    loop {
+        let Some(item) = db
+            .range(layout::position_key(0).as_slice()..layout::POSITIONS_END)
+            .next_back()
+        else {
+            return Ok(0);
+        };
+        let (key, value) = item?;
+        let position = layout::parse_position_key(&key);
+        let entry = layout::parse_index_value(&value);
+        let (Some(position), Some(entry)) = (position, entry) else {
+            return Err(StoreError::CorruptIndex {
+                position: position.unwrap_or(0),
+                detail: "the last index entry is malformed".into(),
+            });
+        };
+        if db
+            .get(layout::events_key(entry.game.as_str(), entry.first_seq))?
+            .is_some()
+        {
+            return Ok(position + u64::from(entry.count) - 1);
+        }
+        db.remove(&key)?;
+        db.flush()?;
+    }
+}
+
+impl EventStore for SledStore {
+    fn append(
+        &self,
+        game: &GameId,
+        expected_seq: u64,
+        request_id: &RequestId,
+        events: &[NewEvent],
+    ) -> Result<Appended> {
+        chain::check_batch(game, request_id, events)?;
+        let appended = self.write(game, expected_seq, request_id, events)?;
+        // A retried request may find its original append still in flight:
+        // it too returns only once that is durable.
+        self.commit
+            .wait_durable(appended.last_position, || self.flush_to_disk())?;
+        Ok(appended)
+    }
+
+    fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
+        read::read_game(&self.db, self.commit.durable(), game, from_seq)
+    }
+
+    fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        read::read_all(&self.db, self.commit.durable(), from_position, limit)
+    }
+
+    fn game(&self, game: &GameId) -> Result<Option<GameSummary>> {
+        read::summary(&self.db, self.commit.durable(), game)
+    }
+
+    fn list_games(&self, page_token: Option<&str>, page_size: usize) -> Result<GamePage> {
+        read::list_games(&self.db, self.commit.durable(), page_token, page_size)
+    }
+
+    fn last_position(&self) -> u64 {
+        self.commit.durable()
+    }
+
+    fn subscribe_game(&self, game: &GameId) -> EventReceiver {
+        self.commit.hub.subscribe_game(game)
+    }
+
+    fn subscribe_all(&self) -> EventReceiver {
+        self.commit.hub.subscribe_all()
+    }
+
+    fn verify_game(&self, game: &GameId) -> Result<VerifyReport> {
+        read::verify_game(&self.db, game)
+    }
+
+    fn verify_all(&self) -> Result<VerifyReport> {
+        read::verify_all(&self.db)
+    }
+}
+
+impl std::fmt::Debug for SledStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SledStore")
+            .field("path", &self.path)
+            .field("durability", &self.config.durability)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,388 @@
+//! Reading, listing and verifying: every record read passes the chain
+//! check, and nothing past the durable position is shown.
+
+use std::ops::ControlFlow;
+
+use crate::chain::ChainCheck;
+use crate::error::{Result, StoreError};
+use crate::event::{Appended, GamePage, GameSummary, StoredEvent, VerifyReport};
+use crate::ids::GameId;
+use crate::store::{self, MAX_READ_LIMIT};
+
+use super::layout;
+
+/// A sled error met while reading `game` at `seq`: sled's own checksums
+/// caught damage there, or the IO failed.
+pub(super) fn sled_error(game: &str, seq: u64, error: sled::Error) -> StoreError {
+    match error {
+        sled::Error::Corruption { at, .. } => {
+            StoreError::corrupt(game, seq, format!("sled found damaged data on disk at {at:?}"))
+        }
+        other => other.into(),
+    }
+}
+
+/// Checks the records of one stored append (the value under `first_seq`)
+/// with `check` and returns their events.
+fn append_events(
+    game: &str,
+    first_seq: u64,
+    value: &[u8],
+    check: &mut ChainCheck,
+) -> Result<Vec<StoredEvent>> {
+    let records =
+        layout::split_records(value).map_err(|detail| StoreError::corrupt(game, first_seq, detail))?;
+    (first_seq..)
+        .zip(records)
+        .map(|(seq, record)| check.next(seq, record))
+        .collect()
+}
+
+/// Visits the game's appends (first sequence number, checked events) from
+/// the one holding `from_seq` on, until `visit` breaks or an error. Chain
+/// links are checked from that append on.
+pub(super) fn scan_appends(
+    db: &sled::Db,
+    game: &str,
+    from_seq: u64,
+    mut visit: impl FnMut(u64, Vec<StoredEvent>) -> ControlFlow<()>,
+) -> Result<()> {
+    let from_seq = from_seq.max(1);
+    let prefix = layout::game_prefix(game);
+    // The append holding `from_seq` starts at or before it.
+    let start = match db
+        .range(prefix.as_slice()..=layout::events_key(game, from_seq).as_slice())
+        .next_back()
+        .transpose()
+        .map_err(|error| sled_error(game, from_seq, error))?
+    {
+        Some((key, _)) => key.to_vec(),
+        None => prefix,
+    };
+    let mut check: Option<ChainCheck> = None;
+    for item in db.range(start.as_slice()..layout::after_game(game).as_slice()) {
+        let expected = check.as_ref().map_or(from_seq, ChainCheck::next_seq);
+        let (key, value) = item.map_err(|error| sled_error(game, expected, error))?;
+        let (_, first_seq) = layout::parse_events_key(&key)
+            .ok_or_else(|| StoreError::corrupt(game, expected, "malformed key"))?;
+        let check = check.get_or_insert_with(|| ChainCheck::new(game, first_seq));
+        let events = append_events(game, first_seq, &value, check)?;
+        if visit(first_seq, events).is_break() {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Visits the game's checked events from `from_seq` on, in order.
+fn scan_game(
+    db: &sled::Db,
+    game: &str,
+    from_seq: u64,
+    mut visit: impl FnMut(StoredEvent) -> ControlFlow<()>,
+) -> Result<()> {
+    scan_appends(db, game, from_seq, |_, events| {
+        for event in events {
+            if event.seq >= from_seq.max(1) {
+                visit(event)?;
+            }
+        }
+        ControlFlow::Continue(())
+    })
+}
+
+/// The game's durable events from `from_seq` on.
+fn durable_events(db: &sled::Db, durable: u64, game: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
+    let mut events = Vec::new();
+    scan_game(db, game, from_seq, |event| {
+        if event.position > durable {
+            return ControlFlow::Break(());
+        }
+        events.push(event);
+        ControlFlow::Continue(())
+    })?;
+    Ok(events)
+}
+
+pub(super) fn read_game(
+    db: &sled::Db,
+    durable: u64,
+    game: &GameId,
+    from_seq: u64,
+) -> Result<Vec<StoredEvent>> {
+    let events = durable_events(db, durable, game.as_str(), from_seq)?;
+    if events.is_empty() && summary(db, durable, game)?.is_none() {
+        return Err(StoreError::NotFound(game.to_string()));
+    }
+    Ok(events)
+}
+
+/// The events of the game's last stored append (durable or not), checked.
+fn last_append(
+    db: &sled::Db,
+    game: &GameId,
+    before: Option<&[u8]>,
+) -> Result<Option<(Vec<u8>, Vec<StoredEvent>)>> {
+    let prefix = layout::game_prefix(game.as_str());
+    let end = before.map_or_else(|| layout::after_game(game.as_str()), <[u8]>::to_vec);
+    let Some(item) = db.range(prefix.as_slice()..end.as_slice()).next_back() else {
+        return Ok(None);
+    };
+    let (key, value) = item.map_err(|error| sled_error(game.as_str(), 0, error))?;
+    let (_, first_seq) = layout::parse_events_key(&key)
+        .ok_or_else(|| StoreError::corrupt(game.as_str(), 0, "malformed key"))?;
+    let mut check = ChainCheck::new(game.as_str(), first_seq);
+    let events = append_events(game.as_str(), first_seq, &value, &mut check)?;
+    Ok(Some((key.to_vec(), events)))
+}
+
+/// What the append starting at `first_seq` wrote: the answer to a retry.
+pub(super) fn append_result(db: &sled::Db, game: &GameId, first_seq: u64) -> Result<Appended> {
+    let records = db
+        .get(layout::events_key(game.as_str(), first_seq))
+        .map_err(|error| sled_error(game.as_str(), first_seq, error))?
+        .ok_or_else(|| StoreError::corrupt(game.as_str(), first_seq, "events missing"))?;
+    let mut check = ChainCheck::new(game.as_str(), first_seq);
+    let events = append_events(game.as_str(), first_seq, &records, &mut check)?;
+    match (events.first(), events.last()) {
+        (Some(first), Some(last)) => Ok(Appended {
+            first_seq: first.seq,
+            last_seq: last.seq,
+            first_position: first.position,
+            last_position: last.position,
+        }),
+        _ => Err(StoreError::corrupt(game.as_str(), first_seq, "events missing")),
+    }
+}
+
+pub(super) fn read_all(
+    db: &sled::Db,
+    durable: u64,
+    from_position: u64,
+    limit: usize,
+) -> Result<Vec<StoredEvent>> {
+    let from = from_position.max(1);
+    let limit = limit.min(MAX_READ_LIMIT);
+    // The index has one entry per append: start at the one holding `from`.
+    let start = db
+        .range(layout::position_key(0).as_slice()..=layout::position_key(from).as_slice())
+        .next_back()
+        .transpose()?
+        .map_or(from, |(key, _)| layout::parse_position_key(&key).unwrap_or(from));
+    let mut events = Vec::new();
+    let mut expected = start;
+    for item in db.range(layout::position_key(start).as_slice()..layout::POSITIONS_END) {
+        if events.len() >= limit || expected > durable {
+            break;
+        }
+        let bad = |detail: &str| StoreError::CorruptIndex {
+            position: expected,
+            detail: detail.into(),
+        };
+        let (key, value) = item?;
+        if layout::parse_position_key(&key) != Some(expected) {
+            return Err(bad("position missing from the index"));
+        }
+        let entry = layout::parse_index_value(&value).ok_or_else(|| bad("malformed entry"))?;
+        let game = entry.game.as_str();
+        let records = db
+            .get(layout::events_key(game, entry.first_seq))
+            .map_err(|error| sled_error(game, entry.first_seq, error))?
+            .ok_or_else(|| bad("points to missing events"))?;
+        let mut check = ChainCheck::new(game, entry.first_seq);
+        let append = append_events(game, entry.first_seq, &records, &mut check)?;
+        if append.len() != usize::from(entry.count) || append[0].position != expected {
+            return Err(bad("points to events at other positions"));
+        }
+        expected += u64::from(entry.count);
+        events.extend(
+            append
+                .into_iter()
+                .filter(|event| event.position >= from && event.position <= durable),
+        );
+    }
+    events.truncate(limit);
+    Ok(events)
+}
+
+/// The game's summary from its first and last durable events.
+pub(super) fn summary(db: &sled::Db, durable: u64, game: &GameId) -> Result<Option<GameSummary>> {
+    let mut first = None;
+    scan_game(db, game.as_str(), 1, |event| {
+        first = Some(event);
+        ControlFlow::Break(())
+    })?;
+    let Some(first) = first.filter(|first| first.position <= durable) else {
+        return Ok(None);
+    };
+    // Walk back from the stored end past appends still in flight.
+    let mut before = None;
+    while let Some((key, events)) = last_append(db, game, before.as_deref())? {
+        if let Some(last) = events.iter().rev().find(|event| event.position <= durable) {
+            return Ok(Some(GameSummary {
+                game: game.clone(),
+                last_seq: last.seq,
+                created_millis: first.time_millis,
+            }));
+        }
+        before = Some(key);
+    }
+    Ok(None)
+}
+
+/// Every game id, in order, from `start` (an event key), as raw text: one
+/// seek per game.
+fn game_ids(db: &sled::Db, start: Vec<u8>) -> impl Iterator<Item = Result<String>> + '_ {
+    let mut cursor = Some(start);
+    std::iter::from_fn(move || {
+        let start = cursor.take()?;
+        let item = db.range(start.as_slice()..layout::EVENTS_END).next()?;
+        Some(item.map_err(StoreError::from).and_then(|(key, _)| {
+            let (game, _) = layout::parse_events_key(&key)
+                .ok_or_else(|| StoreError::corrupt("?", 0, "malformed event key"))?;
+            cursor = Some(layout::after_game(&game));
+            Ok(game)
+        }))
+    })
+}
+
+fn parse_game_id(game: &str) -> Result<GameId> {
+    GameId::new(game).map_err(|_| StoreError::corrupt(game, 0, "invalid game id in a key"))
+}
+
+pub(super) fn list_games(
+    db: &sled::Db,
+    durable: u64,
+    page_token: Option<&str>,
+    page_size: usize,
+) -> Result<GamePage> {
+    let start = match page_token {
+        None => layout::EVENTS_START.to_vec(),
+        Some(token) => layout::after_game(store::parse_page_token(token)?.as_str()),
+    };
+    let page_size = store::clamp_page_size(page_size);
+    let mut page = GamePage {
+        games: Vec::new(),
+        next_page_token: None,
+        damaged: Vec::new(),
+    };
+    for game in game_ids(db, start) {
+        let game = game?;
+        match parse_game_id(&game).and_then(|game| summary(db, durable, &game)) {
+            Ok(Some(summary)) => {
+                if page.games.len() == page_size {
+                    page.next_page_token = page.games.last().map(|last| store::page_token_after(&last.game));
+                    break;
+                }
+                page.games.push(summary);
+            }
+            Ok(None) => {}
+            Err(error) => match error.corruption() {
+                Some(corruption) => page.damaged.push(corruption),
+                None => return Err(error),
+            },
+        }
+    }
+    Ok(page)
+}
+
+/// Checks every record of a game, its chain, and that the global index
+/// points at each of its appends.
+pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> {
+    let mut report = VerifyReport {
+        games: 1,
+        ..VerifyReport::default()
+    };
+    let mut index_check = Ok(());
+    let scanned = scan_appends(db, game.as_str(), 1, |first_seq, events| {
+        let Some(first) = events.first() else {
+            return ControlFlow::Continue(());
+        };
+        let expected = layout::IndexEntry {
+            game: game.clone(),
+            first_seq,
+            count: events.len() as u16,
+        };
+        index_check = match db.get(layout::position_key(first.position)) {
+            Ok(entry) if entry.as_deref().and_then(layout::parse_index_value) == Some(expected) => Ok(()),
+            Ok(_) => Err(StoreError::corrupt(
+                game.as_str(),
+                first_seq,
+                format!("the global index at {} does not point to it", first.position),
+            )),
+            Err(error) => Err(error.into()),
+        };
+        if index_check.is_err() {
+            return ControlFlow::Break(());
+        }
+        report.events += events.len() as u64;
+        ControlFlow::Continue(())
+    });
+    if let Err(error) = scanned.and(index_check) {
+        match error.corruption() {
+            Some(corruption) => report.problems.push(corruption),
+            None => return Err(error),
+        }
+    }
+    if report.events == 0 && report.problems.is_empty() {
+        return Err(StoreError::NotFound(game.to_string()));
+    }
+    Ok(report)
+}
+
+pub(super) fn verify_all(db: &sled::Db) -> Result<VerifyReport> {
+    let mut report = VerifyReport::default();
+    for game in game_ids(db, layout::EVENTS_START.to_vec()) {
+        let game = game?;
+        report.games += 1;
+        match parse_game_id(&game).and_then(|game| verify_game(db, &game)) {
+            Ok(one) => {
+                report.events += one.events;
+                report.problems.extend(one.problems);
+            }
+            Err(error) => match error.corruption() {
+                Some(corruption) => report.problems.push(corruption),
+                None => return Err(error),
+            },
+        }
+    }
+    // Every append has its entry (checked above); the index must hold
+    // nothing else: entries covering positions 1..=n without gaps.
+    let mut expected = 1;
+    let mut indexed = 0;
+    for item in db.range(layout::position_key(1).as_slice()..layout::POSITIONS_END) {
+        let (key, value) = match item {
+            Ok(entry) => entry,
+            Err(error) => {
+                report.index_problems.push((expected, format!("sled: {error}")));
+                break;
+            }
+        };
+        let Some(position) = layout::parse_position_key(&key) else {
+            report.index_problems.push((expected, "malformed key".into()));
+            continue;
+        };
+        if position != expected {
+            report
+                .index_problems
+                .push((expected, format!("next entry at {position}")));
+        }
+        let Some(entry) = layout::parse_index_value(&value) else {
+            report.index_problems.push((position, "malformed entry".into()));
+            expected = position + 1;
+            continue;
+        };
+        indexed += u64::from(entry.count);
+        expected = position + u64::from(entry.count);
+    }
+    if indexed != report.events && report.problems.is_empty() {
+        report.index_problems.push((
+            expected,
+            format!(
+                "the index covers {indexed} events, the games hold {}",
+                report.events
+            ),
+        ));
+    }
+    Ok(report)
+}

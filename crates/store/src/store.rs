@@ -1,0 +1,109 @@
+//! The storage trait every backend implements, and the bounds and page
+//! tokens they share.
+
+use crate::error::{Result, StoreError};
+use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, VerifyReport};
+use crate::hub::EventReceiver;
+use crate::ids::{GameId, RequestId};
+
+/// The page size used when a listing asks for 0.
+pub const DEFAULT_PAGE_SIZE: usize = 100;
+/// The largest page of a listing; larger requests get this many.
+pub const MAX_PAGE_SIZE: usize = 1000;
+/// The most events one global read returns; larger limits get this many.
+pub const MAX_READ_LIMIT: usize = 10_000;
+
+/// An append-only store of per-game event streams.
+///
+/// Synchronous on purpose: calls may wait for the disk, and the gRPC server
+/// runs them on `spawn_blocking`. Object-safe, so the server holds an
+/// `Arc<dyn EventStore>` and a distributed backend can replace the
+/// embedded one.
+///
+/// Only durable events are ever visible: reads, listings and subscriptions
+/// show an event once its append has been acknowledged (or is about to be),
+/// never one a crash could still take back.
+pub trait EventStore: Send + Sync {
+    /// Appends `events` to `game`, all or none, if the game's last sequence
+    /// number is still `expected_seq` (0 for a new game); otherwise fails
+    /// with [`StoreError::Conflict`] and writes nothing. Returns once the
+    /// events are durable. If `request_id` is not empty and an earlier
+    /// append to this game carried it, returns that append's result and
+    /// writes nothing, whatever `expected_seq` and `events` say.
+    fn append(
+        &self,
+        game: &GameId,
+        expected_seq: u64,
+        request_id: &RequestId,
+        events: &[NewEvent],
+    ) -> Result<Appended>;
+
+    /// The game's events from sequence number `from_seq` on (0 or 1: all),
+    /// checked. [`StoreError::NotFound`] if the game has no events.
+    fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>>;
+
+    /// Up to `limit` events (at most [`MAX_READ_LIMIT`]) of all games, from
+    /// global position `from_position` on, in position order.
+    fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>>;
+
+    /// The game's last sequence number and creation time, if it exists.
+    fn game(&self, game: &GameId) -> Result<Option<GameSummary>>;
+
+    /// Games in id order, `page_size` at a time (0: [`DEFAULT_PAGE_SIZE`],
+    /// at most [`MAX_PAGE_SIZE`]). `page_token` is `None` for the first page
+    /// and the previous page's `next_page_token` after that.
+    fn list_games(&self, page_token: Option<&str>, page_size: usize) -> Result<GamePage>;
+
+    /// The global position of the last durable event (0 when empty).
+    fn last_position(&self) -> u64;
+
+    /// New events of one game, as they become durable. To follow a game
+    /// without a gap: subscribe, then read from the version you have, then
+    /// skip received events whose `seq` you already read.
+    fn subscribe_game(&self, game: &GameId) -> EventReceiver;
+
+    /// New events of every game, in global position order.
+    fn subscribe_all(&self) -> EventReceiver;
+
+    /// Checks every record of a game and the links between them.
+    fn verify_game(&self, game: &GameId) -> Result<VerifyReport>;
+
+    /// Checks every game and the global index. Damage is listed in the
+    /// report (the first bad event of each game); an `Err` means the check
+    /// itself could not run.
+    fn verify_all(&self) -> Result<VerifyReport>;
+}
+
+pub(crate) fn clamp_page_size(page_size: usize) -> usize {
+    match page_size {
+        0 => DEFAULT_PAGE_SIZE,
+        size => size.min(MAX_PAGE_SIZE),
+    }
+}
+
+const PAGE_TOKEN_PREFIX: &str = "g1.";
+
+/// The token that continues a listing after `game`. Opaque to callers; a
+/// version prefix lets the encoding change later.
+pub(crate) fn page_token_after(game: &GameId) -> String {
+    let mut token = String::from(PAGE_TOKEN_PREFIX);
+    for byte in game.as_str().bytes() {
+        token.push_str(&format!("{byte:02x}"));
+    }
+    token
+}
+
+/// The game a page token continues after.
+pub(crate) fn parse_page_token(token: &str) -> Result<GameId> {
+    let bad = || StoreError::InvalidArgument(format!("malformed page token {token:?}"));
+    let hex = token.strip_prefix(PAGE_TOKEN_PREFIX).ok_or_else(bad)?;
+    if hex.len() % 2 != 0 || !hex.is_ascii() {
+        return Err(bad());
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|at| u8::from_str_radix(&hex[at..at + 2], 16).map_err(|_| bad()))
+        .collect::<Result<Vec<u8>>>()?;
+    let text = String::from_utf8(bytes).map_err(|_| bad())?;
+    GameId::new(text).map_err(|_| bad())
+}
