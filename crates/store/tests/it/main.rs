@@ -1,0 +1,13 @@
+//! The store's integration tests, one binary.
+//!
+//! `CARCASSONNE_SLOW_TESTS=1` runs the long versions (more model seeds,
+//! more crash rounds).
+
+mod concurrency;
+mod corruption;
+mod crash;
+mod fixtures;
+mod model;
+mod reads;
+mod subscriptions;
+mod support;

@@ -1,0 +1,182 @@
+//! Reads, listings, bounds and the idempotent retry, seen from outside.
+
+use carcassonne_store::*;
+
+use crate::support::{event, game, open, request};
+
+#[test]
+fn a_retried_request_returns_the_original_result_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::Flush);
+    let id = game("retry");
+    let first = store
+        .append(&id, 0, &request("create"), &[event(b"a"), event(b"b")])
+        .unwrap();
+    let second = store.append(&id, 2, &request("move-1"), &[event(b"c")]).unwrap();
+    assert_eq!(
+        (
+            first.first_seq,
+            first.last_seq,
+            first.first_position,
+            first.last_position
+        ),
+        (1, 2, 1, 2)
+    );
+    // The same request id again, with the same or any other version and
+    // events: the original answer.
+    assert_eq!(
+        store
+            .append(&id, 0, &request("create"), &[event(b"zzz")])
+            .unwrap(),
+        first
+    );
+    assert_eq!(
+        store.append(&id, 3, &request("move-1"), &[event(b"c")]).unwrap(),
+        second
+    );
+    assert_eq!(store.read_game(&id, 1).unwrap().len(), 3);
+    assert_eq!(store.last_position(), 3);
+    // After a reopen too.
+    drop(store);
+    let store = open(dir.path(), Durability::Flush);
+    assert_eq!(
+        store.append(&id, 1, &request("move-1"), &[event(b"c")]).unwrap(),
+        second
+    );
+    // A request id of another game is a new request here.
+    let other = store
+        .append(&game("other"), 0, &request("create"), &[event(b"a")])
+        .unwrap();
+    assert_eq!((other.first_seq, other.first_position), (1, 4));
+}
+
+#[test]
+fn reads_from_any_version_and_position() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::None);
+    let (a, b) = (game("a"), game("b"));
+    store
+        .append(&a, 0, &RequestId::none(), &[event(b"a1"), event(b"a2")])
+        .unwrap();
+    store.append(&b, 0, &RequestId::none(), &[event(b"b1")]).unwrap();
+    store
+        .append(
+            &a,
+            2,
+            &RequestId::none(),
+            &[event(b"a3"), event(b"a4"), event(b"a5")],
+        )
+        .unwrap();
+    let payloads =
+        |events: Vec<StoredEvent>| -> Vec<Vec<u8>> { events.into_iter().map(|e| e.payload).collect() };
+    // From the middle of an append, from the end, from past the end.
+    assert_eq!(
+        payloads(store.read_game(&a, 4).unwrap()),
+        [b"a4".to_vec(), b"a5".to_vec()]
+    );
+    assert_eq!(payloads(store.read_game(&a, 0).unwrap()).len(), 5);
+    assert!(store.read_game(&a, 6).unwrap().is_empty());
+    assert!(store.read_game(&a, 600).unwrap().is_empty());
+    assert!(matches!(
+        store.read_game(&game("nobody"), 1),
+        Err(StoreError::NotFound(_))
+    ));
+    assert!(matches!(
+        store.verify_game(&game("nobody")),
+        Err(StoreError::NotFound(_))
+    ));
+    // Global reads start mid-append and stop at the limit.
+    assert_eq!(
+        payloads(store.read_all(5, 2).unwrap()),
+        [b"a4".to_vec(), b"a5".to_vec()]
+    );
+    assert_eq!(
+        payloads(store.read_all(2, 2).unwrap()),
+        [b"a2".to_vec(), b"b1".to_vec()]
+    );
+    assert!(store.read_all(7, 10).unwrap().is_empty());
+    assert!(store.read_all(1, 0).unwrap().is_empty());
+    let summary = store.game(&a).unwrap().unwrap();
+    assert_eq!((summary.last_seq, summary.created_millis), (5, 1_700_000_000_000));
+}
+
+#[test]
+fn listing_pages_through_every_game_once() {
+    let store = MemoryStore::default();
+    let dir = tempfile::tempdir().unwrap();
+    let sled = open(dir.path(), Durability::None);
+    for i in 0..25 {
+        for s in [&store as &dyn EventStore, &sled] {
+            let id = game(&format!("game-{i:02}"));
+            s.append(&id, 0, &RequestId::none(), &[event(b"x")]).unwrap();
+            if i % 3 == 0 {
+                s.append(&id, 1, &RequestId::none(), &[event(b"y")]).unwrap();
+            }
+        }
+    }
+    for s in [&store as &dyn EventStore, &sled] {
+        let mut seen = Vec::new();
+        let mut token = None;
+        loop {
+            let page = s.list_games(token.as_deref(), 10).unwrap();
+            assert!(page.games.len() <= 10);
+            seen.extend(page.games.iter().map(|g| (g.game.to_string(), g.last_seq)));
+            match page.next_page_token {
+                Some(next) => token = Some(next),
+                None => break,
+            }
+        }
+        let wanted: Vec<(String, u64)> = (0..25)
+            .map(|i| (format!("game-{i:02}"), if i % 3 == 0 { 2 } else { 1 }))
+            .collect();
+        assert_eq!(seen, wanted);
+        assert_eq!(s.list_games(None, 0).unwrap().games.len(), 25);
+        assert!(matches!(
+            s.list_games(Some("not a token"), 10),
+            Err(StoreError::InvalidArgument(_))
+        ));
+    }
+}
+
+#[test]
+fn bad_appends_are_refused_before_anything_is_written() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = open(dir.path(), Durability::None);
+    let id = game("g");
+    let none = RequestId::none();
+    assert!(matches!(
+        store.append(&id, 0, &none, &[]),
+        Err(StoreError::InvalidArgument(_))
+    ));
+    let huge = event(&vec![0; MAX_APPEND_BYTES]);
+    assert!(matches!(
+        store.append(&id, 0, &none, &[huge]),
+        Err(StoreError::InvalidArgument(_))
+    ));
+    let error = store.append(&id, 3, &none, &[event(b"x")]).unwrap_err();
+    assert!(matches!(
+        error,
+        StoreError::Conflict {
+            expected: 3,
+            actual: 0,
+            ..
+        }
+    ));
+    assert!(error.is_caller_error());
+    assert_eq!(store.last_position(), 0);
+    assert_eq!(store.game(&id).unwrap(), None);
+}
+
+#[test]
+fn a_directory_that_is_not_a_store_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = sled::open(dir.path()).unwrap();
+        db.insert("something", "else").unwrap();
+        db.flush().unwrap();
+    }
+    assert!(matches!(
+        SledStore::open(dir.path(), StoreConfig::default()),
+        Err(StoreError::Io(_))
+    ));
+}

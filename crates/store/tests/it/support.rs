@@ -1,0 +1,60 @@
+//! Helpers shared by the integration tests.
+
+use std::path::Path;
+use std::sync::Arc;
+
+use carcassonne_store::*;
+
+pub fn slow_tests() -> bool {
+    std::env::var_os("CARCASSONNE_SLOW_TESTS").is_some_and(|value| value == "1")
+}
+
+pub fn game(id: &str) -> GameId {
+    GameId::new(id).unwrap()
+}
+
+pub fn request(id: &str) -> RequestId {
+    RequestId::new(id).unwrap()
+}
+
+pub fn event(payload: &[u8]) -> NewEvent {
+    NewEvent {
+        actor: Actor::Seat(1),
+        schema: 1,
+        payload: payload.to_vec(),
+    }
+}
+
+/// A store whose clock starts at a fixed time.
+pub fn config(durability: Durability) -> StoreConfig {
+    StoreConfig::with_durability(durability).clock(Arc::new(ManualClock::new(1_700_000_000_000)))
+}
+
+pub fn open(path: &Path, durability: Durability) -> SledStore {
+    SledStore::open(path, config(durability)).unwrap()
+}
+
+/// A small seeded generator (xorshift64*), so that failures replay.
+pub struct Rng(u64);
+
+impl Rng {
+    pub fn new(seed: u64) -> Self {
+        Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
+    }
+
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// A number in `0..n`.
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
