@@ -85,9 +85,19 @@ impl GroupCommit {
         }
     }
 
+    /// The highest position written to sled, durable or not.
+    pub(crate) fn written_position(&self) -> u64 {
+        self.lock().written
+    }
+
     /// Returns once `position` is durable, flushing as the leader if no
-    /// flush is running. `flush` makes everything written so far durable.
-    pub(crate) fn wait_durable(&self, position: u64, flush: impl Fn() -> std::io::Result<()>) -> Result<()> {
+    /// flush is running. `flush(target)` makes everything written so far
+    /// durable, `target` being the highest position it covers.
+    pub(crate) fn wait_durable(
+        &self,
+        position: u64,
+        flush: impl Fn(u64) -> std::io::Result<()>,
+    ) -> Result<()> {
         let mut state = self.lock();
         loop {
             if state.durable >= position {
@@ -102,7 +112,7 @@ impl GroupCommit {
             let target = state.written;
             state.flushing = true;
             drop(state);
-            let result = flush();
+            let result = flush(target);
             state = self.lock();
             state.flushing = false;
             if result.is_ok() {

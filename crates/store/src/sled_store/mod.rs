@@ -1,5 +1,6 @@
 //! The embedded backend: one sled database per store.
 
+mod acknowledged;
 pub(crate) mod commit;
 mod games;
 mod layout;
@@ -26,6 +27,8 @@ pub struct SledStore {
     /// sled's data file, opened again to `fdatasync` it after sled's own
     /// flush (see the crate docs: sled syncs with `sync_file_range`).
     data_file: File,
+    /// Where the highest acknowledged position is noted (`acknowledged.rs`).
+    acknowledged_file: File,
     config: StoreConfig,
     writer: Mutex<Writer>,
     commit: GroupCommit,
@@ -35,8 +38,8 @@ pub struct SledStore {
 struct Writer {
     next_position: u64,
     games: games::GameCache,
-    /// Set when a write failed half-way through sled's memory: the store
-    /// takes no more appends until it is reopened and sled recovers.
+    /// Set when a failed append could not be taken back: the store takes
+    /// no more appends until it is reopened and `recover` repairs it.
     failed: Option<String>,
 }
 
@@ -47,7 +50,18 @@ impl SledStore {
         let db = sled::Config::new()
             .path(&path)
             .cache_capacity(config.cache_capacity_bytes)
-            .open()?;
+            .open()
+            .map_err(|error| match error {
+                sled::Error::Corruption { .. } => StoreError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "sled cannot recover {}: its log is damaged where it must replay it \
+                         ({error}); restore a backup",
+                        path.display()
+                    ),
+                )),
+                other => other.into(),
+            })?;
         match db.get(layout::LAYOUT_KEY)? {
             Some(version) if version.as_ref() == layout::LAYOUT_VERSION => {}
             Some(version) => {
@@ -68,6 +82,7 @@ impl SledStore {
             }
         }
         let recovered = recover(&db)?;
+        let acknowledged_file = acknowledged::check(&path, recovered)?;
         let data_file = File::open(path.join("db"))?;
         let hub = Hub::new(config.subscription_capacity);
         Ok(SledStore {
@@ -80,6 +95,7 @@ impl SledStore {
             db,
             path,
             data_file,
+            acknowledged_file,
             config,
         })
     }
@@ -97,15 +113,18 @@ impl SledStore {
     /// Makes everything appended so far durable, whatever the durability
     /// policy. For a clean shutdown under [`Durability::None`].
     pub fn flush(&self) -> Result<()> {
-        self.flush_to_disk()?;
+        self.flush_to_disk(self.commit.written_position())?;
         Ok(())
     }
 
-    fn flush_to_disk(&self) -> std::io::Result<()> {
+    /// Makes everything written so far durable; `target` is the highest
+    /// position that covers.
+    fn flush_to_disk(&self, target: u64) -> std::io::Result<()> {
         self.db.flush().map_err(std::io::Error::other)?;
         // sled's flush ends in `sync_file_range`, which neither flushes the
         // drive's write cache nor the file's size: fdatasync does both.
-        self.data_file.sync_data()
+        self.data_file.sync_data()?;
+        acknowledged::record(&self.acknowledged_file, target)
     }
 
     fn lock_writer(&self) -> MutexGuard<'_, Writer> {
@@ -158,19 +177,19 @@ impl SledStore {
         };
         let value = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
         // The order matters for recovery: see `recover`.
-        let written = self
-            .db
-            .insert(
-                layout::position_key(first_position),
-                layout::index_value(&index_entry),
-            )
-            .and_then(|_| {
-                self.db
-                    .insert(layout::events_key(game.as_str(), appended.first_seq), value)
-            });
-        if let Err(error) = written {
-            writer.failed = Some(error.to_string());
-            return Err(error.into());
+        let index_key = layout::position_key(first_position);
+        self.db
+            .insert(index_key, layout::index_value(&index_entry))
+            .map_err(|error| read::sled_error(game.as_str(), appended.first_seq, error))?;
+        let events_key = layout::events_key(game.as_str(), appended.first_seq);
+        if let Err(error) = self.db.insert(events_key, value) {
+            // Typically a damaged sled page where the game's keys go. Take
+            // the index entry back; if even that fails, the index points at
+            // nothing and only a reopen (`recover`) can repair it.
+            if let Err(undo) = self.db.remove(index_key) {
+                writer.failed = Some(undo.to_string());
+            }
+            return Err(read::sled_error(game.as_str(), appended.first_seq, error));
         }
         if let Some(last) = built.last() {
             state.head = Head {
@@ -237,7 +256,7 @@ impl EventStore for SledStore {
         // A retried request may find its original append still in flight:
         // it too returns only once that is durable.
         self.commit
-            .wait_durable(appended.last_position, || self.flush_to_disk())?;
+            .wait_durable(appended.last_position, |target| self.flush_to_disk(target))?;
         Ok(appended)
     }
 

@@ -1,6 +1,7 @@
 //! Reading, listing and verifying: every record read passes the chain
 //! check, and nothing past the durable position is shown.
 
+use std::collections::BTreeSet;
 use std::ops::ControlFlow;
 
 use crate::chain::ChainCheck;
@@ -231,18 +232,30 @@ pub(super) fn summary(db: &sled::Db, durable: u64, game: &GameId) -> Result<Opti
 }
 
 /// Every game id, in order, from `start` (an event key), as raw text: one
-/// seek per game.
+/// seek per game. A damaged sled page ends it with a `Corrupt` error that
+/// names the last game seen.
 fn game_ids(db: &sled::Db, start: Vec<u8>) -> impl Iterator<Item = Result<String>> + '_ {
     let mut cursor = Some(start);
+    let mut previous = String::new();
     std::iter::from_fn(move || {
         let start = cursor.take()?;
         let item = db.range(start.as_slice()..layout::EVENTS_END).next()?;
-        Some(item.map_err(StoreError::from).and_then(|(key, _)| {
-            let (game, _) = layout::parse_events_key(&key)
-                .ok_or_else(|| StoreError::corrupt("?", 0, "malformed event key"))?;
-            cursor = Some(layout::after_game(&game));
-            Ok(game)
-        }))
+        let after = |detail: &str| format!("games after {previous:?}: {detail}");
+        Some(match item {
+            Err(error) => Err(sled_error(&after("unreadable"), 0, error)),
+            Ok((key, _)) => match layout::parse_events_key(&key) {
+                None => Err(StoreError::corrupt(
+                    &after("malformed key"),
+                    0,
+                    "malformed event key",
+                )),
+                Some((game, _)) => {
+                    cursor = Some(layout::after_game(&game));
+                    previous.clone_from(&game);
+                    Ok(game)
+                }
+            },
+        })
     })
 }
 
@@ -267,7 +280,17 @@ pub(super) fn list_games(
         damaged: Vec::new(),
     };
     for game in game_ids(db, start) {
-        let game = game?;
+        // A damaged page ends the listing early, said so in `damaged`.
+        let game = match game {
+            Ok(game) => game,
+            Err(error) => match error.corruption() {
+                Some(corruption) => {
+                    page.damaged.push(corruption);
+                    break;
+                }
+                None => return Err(error),
+            },
+        };
         match parse_game_id(&game).and_then(|game| summary(db, durable, &game)) {
             Ok(Some(summary)) => {
                 if page.games.len() == page_size {
@@ -310,7 +333,7 @@ pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> 
                 first_seq,
                 format!("the global index at {} does not point to it", first.position),
             )),
-            Err(error) => Err(error.into()),
+            Err(error) => Err(sled_error(game.as_str(), first_seq, error)),
         };
         if index_check.is_err() {
             return ControlFlow::Break(());
@@ -330,31 +353,22 @@ pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> 
     Ok(report)
 }
 
+/// Checks every game and the global index. The games are those the index
+/// names and those found by their keys: a damaged page hides neither the
+/// games of the other.
 pub(super) fn verify_all(db: &sled::Db) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
-    for game in game_ids(db, layout::EVENTS_START.to_vec()) {
-        let game = game?;
-        report.games += 1;
-        match parse_game_id(&game).and_then(|game| verify_game(db, &game)) {
-            Ok(one) => {
-                report.events += one.events;
-                report.problems.extend(one.problems);
-            }
-            Err(error) => match error.corruption() {
-                Some(corruption) => report.problems.push(corruption),
-                None => return Err(error),
-            },
-        }
-    }
-    // Every append has its entry (checked above); the index must hold
-    // nothing else: entries covering positions 1..=n without gaps.
+    let mut games = BTreeSet::new();
+    // The index: entries covering positions 1..=n without gaps.
     let mut expected = 1;
     let mut indexed = 0;
     for item in db.range(layout::position_key(1).as_slice()..layout::POSITIONS_END) {
         let (key, value) = match item {
             Ok(entry) => entry,
             Err(error) => {
-                report.index_problems.push((expected, format!("sled: {error}")));
+                report
+                    .index_problems
+                    .push((expected, format!("unreadable: {error}")));
                 break;
             }
         };
@@ -374,8 +388,34 @@ pub(super) fn verify_all(db: &sled::Db) -> Result<VerifyReport> {
         };
         indexed += u64::from(entry.count);
         expected = position + u64::from(entry.count);
+        games.insert(entry.game.to_string());
     }
-    if indexed != report.events && report.problems.is_empty() {
+    for game in game_ids(db, layout::EVENTS_START.to_vec()) {
+        match game {
+            Ok(game) => {
+                games.insert(game);
+            }
+            Err(error) => {
+                report.problems.extend(error.corruption());
+                break;
+            }
+        }
+    }
+    // Every append of every game has its index entry (verify_game).
+    for game in games {
+        report.games += 1;
+        match parse_game_id(&game).and_then(|game| verify_game(db, &game)) {
+            Ok(one) => {
+                report.events += one.events;
+                report.problems.extend(one.problems);
+            }
+            Err(error) => match error.corruption() {
+                Some(corruption) => report.problems.push(corruption),
+                None => return Err(error),
+            },
+        }
+    }
+    if indexed != report.events && report.is_ok() {
         report.index_problems.push((
             expected,
             format!(

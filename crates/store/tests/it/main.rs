@@ -3,6 +3,8 @@
 //! `CARCASSONNE_SLOW_TESTS=1` runs the long versions (more model seeds,
 //! more crash rounds).
 
+#![allow(clippy::unwrap_used)]
+
 mod concurrency;
 mod corruption;
 mod crash;
