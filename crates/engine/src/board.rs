@@ -79,9 +79,9 @@ impl Grid {
         &mut self.cells[i]
     }
 
-    /// Grows to include `pos` with a margin, so growth is rare.
+    /// Grows to include `pos`, by half its size or more each time, so that
+    /// growth is rare and its copies cost little in total.
     fn grow_to(&mut self, pos: Pos) {
-        const MARGIN: i32 = 4;
         let (old_min, old_w, old_h) = (self.min, self.width, self.height);
         let (min_x, min_y, max_x, max_y) = if self.cells.is_empty() {
             (pos.x, pos.y, pos.x, pos.y)
@@ -93,15 +93,16 @@ impl Grid {
                 (old_min.y + old_h - 1).max(pos.y),
             )
         };
-        let min = Pos::new(min_x - MARGIN, min_y - MARGIN);
-        let (width, height) = (max_x - min_x + 1 + 2 * MARGIN, max_y - min_y + 1 + 2 * MARGIN);
+        let margin_x = (old_w / 2).max(8);
+        let margin_y = (old_h / 2).max(8);
+        let min = Pos::new(min_x - margin_x, min_y - margin_y);
+        let width = max_x - min_x + 1 + 2 * margin_x;
+        let height = max_y - min_y + 1 + 2 * margin_y;
         let mut cells = vec![Cell::default(); (width * height) as usize];
         for y in 0..old_h {
-            for x in 0..old_w {
-                let old = self.cells[(y * old_w + x) as usize];
-                let (nx, ny) = (old_min.x + x - min.x, old_min.y + y - min.y);
-                cells[(ny * width + nx) as usize] = old;
-            }
+            let from = (y * old_w) as usize;
+            let to = ((old_min.y + y - min.y) * width + (old_min.x - min.x)) as usize;
+            cells[to..to + old_w as usize].copy_from_slice(&self.cells[from..from + old_w as usize]);
         }
         *self = Grid {
             min,
@@ -120,6 +121,12 @@ pub(crate) struct Board {
 }
 
 impl Board {
+    /// Makes room for `tiles` more tiles at once, rather than growing often.
+    pub fn reserve(&mut self, tiles: usize) {
+        self.tiles.reserve(tiles);
+        self.frontier.reserve(2 * tiles.min(64));
+    }
+
     pub fn tiles(&self) -> &[PlacedTile] {
         &self.tiles
     }

@@ -36,6 +36,11 @@ pub(crate) struct Features {
 }
 
 impl Features {
+    /// Makes room for `nodes` more nodes at once.
+    pub fn reserve(&mut self, nodes: usize) {
+        self.nodes.reserve(nodes);
+    }
+
     pub fn len(&self) -> usize {
         self.nodes.len()
     }

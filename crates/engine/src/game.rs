@@ -128,6 +128,10 @@ impl Game {
             setup,
         };
         game.lay_out();
+        // Room for every tile of the bag and its segments (about 4 each).
+        let tiles = usize::from(game.bag_left);
+        game.board.reserve(tiles);
+        game.features.reserve(4 * tiles);
         game
     }
 
@@ -355,12 +359,32 @@ impl Game {
     /// Every legal placement of the drawn tile (B-T1, R-3, R-4), or none
     /// when no tile waits to be placed.
     pub fn legal_placements(&self) -> Vec<Placement> {
-        let mut out = Vec::new();
-        if let Pending::PlaceTile { tile, .. } = self.pending {
+        let Pending::PlaceTile { tile, .. } = self.pending else {
+            return Vec::new();
+        };
+        let def = tile.def();
+        if def.is_river() {
+            let mut out = Vec::new();
             self.for_each_placement(tile, |p| {
                 out.push(p);
                 false
             });
+            return out;
+        }
+        // The hot path of every bot: one mask and compare per cell and
+        // rotation, into a vector sized for the worst case.
+        let packed = def.rotations.each_ref().map(|r| r.packed);
+        let frontier = self.board.frontier();
+        let mut out = Vec::with_capacity(4 * frontier.len());
+        for cell in frontier {
+            for (rotation, &edges) in Rotation::ALL.iter().zip(&packed) {
+                if edges & cell.care == cell.required {
+                    out.push(Placement {
+                        pos: cell.pos,
+                        rotation: *rotation,
+                    });
+                }
+            }
         }
         out
     }
@@ -482,6 +506,13 @@ impl Game {
     /// Checks `command` by `actor` against the rules and returns the events
     /// it produces. Changes nothing.
     pub fn decide(&self, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
+        let mut events = Vec::with_capacity(4);
+        self.decide_into(actor, command, &mut events)?;
+        Ok(events)
+    }
+
+    /// [`Game::decide`], appending the events to `out`.
+    fn decide_into(&self, actor: Actor, command: &Command, out: &mut Vec<Event>) -> Result<(), PlayError> {
         let expected = self.pending.actor().ok_or(PlayError::Finished)?;
         let wrong = || PlayError::WrongDecision {
             pending: self.pending.name(),
@@ -491,12 +522,18 @@ impl Game {
             (Command::Draw(tile), Pending::Draw { .. }) => {
                 check_actor(expected, actor)?;
                 self.check_draw(tile)?;
-                Ok(vec![Event::Drawn(tile)])
+                {
+                    out.push(Event::Drawn(tile));
+                    Ok(())
+                }
             }
             (Command::PlaceTile { pos, rotation }, Pending::PlaceTile { tile, .. }) => {
                 check_actor(expected, actor)?;
                 self.check_placement(tile, pos, rotation)?;
-                Ok(vec![Event::TilePlaced { pos, rotation }])
+                {
+                    out.push(Event::TilePlaced { pos, rotation });
+                    Ok(())
+                }
             }
             (Command::PlaceFollower(place), Pending::PlaceFollower { player }) => {
                 check_actor(expected, actor)?;
@@ -504,28 +541,41 @@ impl Game {
                     Some(place) => Some(self.check_follower(player, place)?),
                     None => None,
                 };
-                Ok(vec![Event::FollowerPlaced(place)])
+                {
+                    out.push(Event::FollowerPlaced(place));
+                    Ok(())
+                }
             }
             (Command::MoveFromCarcassonne(target), Pending::Redeploy { player, .. }) => {
                 check_actor(expected, actor)?;
-                Ok(vec![Event::FollowerMoved(
-                    self.check_move(player, target, false)?,
-                )])
+                {
+                    out.push(Event::FollowerMoved(self.check_move(player, target, false)?));
+                    Ok(())
+                }
             }
             (Command::MoveFromCarcassonne(target), Pending::FinalRound { player }) => {
                 check_actor(expected, actor)?;
-                Ok(vec![Event::FollowerMoved(self.check_move(player, target, true)?)])
+                {
+                    out.push(Event::FollowerMoved(self.check_move(player, target, true)?));
+                    Ok(())
+                }
             }
             (
                 Command::Pass,
                 Pending::Redeploy { .. } | Pending::DeployToCarcassonne { .. } | Pending::FinalRound { .. },
             ) => {
                 check_actor(expected, actor)?;
-                Ok(vec![Event::Passed])
+                {
+                    out.push(Event::Passed);
+                    Ok(())
+                }
             }
             (Command::DeployToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { .. }) => {
                 check_actor(expected, actor)?;
-                Ok(vec![Event::DeployedToCarcassonne { quarter, count }])
+                {
+                    out.push(Event::DeployedToCarcassonne { quarter, count });
+                    Ok(())
+                }
             }
             _ => Err(wrong()),
         }
@@ -566,7 +616,7 @@ impl Game {
     /// Checks a placement of `tile`, naming the first rule it breaks.
     pub fn check_placement(&self, tile: TileKind, pos: Pos, rotation: Rotation) -> Result<(), PlayError> {
         let layout = tile.def().at(rotation);
-        let at = format!("{tile} at {pos}");
+        let at = TileAt(tile, pos);
         if self.board.at(pos).is_some() {
             return Err(PlayError::rule(
                 id::B_T1,
@@ -623,7 +673,7 @@ impl Game {
             .ok_or_else(|| PlayError::rule(id::B_T3, "no tile was placed this turn"))?;
         let tile = self.board.tile(slot);
         let layout = tile.layout();
-        let on = format!("{} at {}", tile.kind, tile.pos);
+        let on = TileAt(tile.kind, tile.pos);
         let segment = segment_at(tile, place).ok_or_else(|| {
             let water = match place {
                 Place::Edge(d) => layout.edges[d.index()] == EdgeKind::Water,
@@ -819,7 +869,8 @@ impl Game {
         command: &Command,
         observer: &mut impl Observer,
     ) -> Result<Vec<Event>, PlayError> {
-        let mut events = self.decide(actor, command)?;
+        let mut events = Vec::with_capacity(4);
+        self.decide_into(actor, command, &mut events)?;
         for event in &events {
             self.apply_observed(event, observer);
         }
@@ -847,6 +898,15 @@ impl Game {
             game.apply(event);
         }
         Some(game)
+    }
+}
+
+/// "V at (3,-1)", formatted only when an error needs it.
+struct TileAt(TileKind, Pos);
+
+impl std::fmt::Display for TileAt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} at {}", self.0, self.1)
     }
 }
 

@@ -15,13 +15,7 @@ impl Game {
     /// Describes the feature of `root`: kind, first tile, size (B-X5: tiles,
     /// not segments) and pennants.
     pub(crate) fn feature_ref(&self, root: NodeId) -> FeatureRef {
-        let mut tiles: Vec<u16> = self
-            .features
-            .members(root)
-            .map(|n| self.features.node(n).tile)
-            .collect();
-        tiles.sort_unstable();
-        tiles.dedup();
+        let tiles = self.distinct_tiles(root);
         let first = self
             .features
             .members(root)
@@ -33,7 +27,7 @@ impl Game {
         let size = if kind == FeatureKind::Cloister {
             1 + self.cloister_neighbours(tile.pos) as u16
         } else {
-            tiles.len() as u16
+            tiles
         };
         FeatureRef {
             kind,
@@ -42,6 +36,30 @@ impl Game {
             tiles: size,
             pennants: self.features.pennants(root),
         }
+    }
+
+    /// How many tiles the feature of `root` covers (B-X5: tiles, not
+    /// segments). Small features, the usual case, need no allocation.
+    fn distinct_tiles(&self, root: NodeId) -> u16 {
+        let mut small = [0u16; 64];
+        let mut len = 0;
+        for node in self.features.members(root) {
+            if len == small.len() {
+                let mut all: Vec<u16> = self
+                    .features
+                    .members(root)
+                    .map(|n| self.features.node(n).tile)
+                    .collect();
+                all.sort_unstable();
+                all.dedup();
+                return all.len() as u16;
+            }
+            small[len] = self.features.node(node).tile;
+            len += 1;
+        }
+        let tiles = &mut small[..len];
+        tiles.sort_unstable();
+        (1..len).filter(|&i| tiles[i] != tiles[i - 1]).count() as u16 + u16::from(len > 0)
     }
 
     /// Each player's followers on the feature of `root`.
