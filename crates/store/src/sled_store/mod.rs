@@ -47,21 +47,7 @@ impl SledStore {
     /// Opens (or creates) the store in the directory `path`.
     pub fn open(path: impl AsRef<Path>, config: StoreConfig) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
-        let db = sled::Config::new()
-            .path(&path)
-            .cache_capacity(config.cache_capacity_bytes)
-            .open()
-            .map_err(|error| match error {
-                sled::Error::Corruption { .. } => StoreError::Io(std::io::Error::new(
-                    std::io::ErrorKind::InvalidData,
-                    format!(
-                        "sled cannot recover {}: its log is damaged where it must replay it \
-                         ({error}); restore a backup",
-                        path.display()
-                    ),
-                )),
-                other => other.into(),
-            })?;
+        let db = open_sled(&path, &config)?;
         match db.get(layout::LAYOUT_KEY)? {
             Some(version) if version.as_ref() == layout::LAYOUT_VERSION => {}
             Some(version) => {
@@ -205,6 +191,51 @@ impl SledStore {
             .written(built.into_iter().map(|(event, _)| Arc::new(event)).collect());
         Ok(appended)
     }
+}
+
+/// Opens sled, waiting a little for its lock: sled's background threads
+/// release a dropped database's file lock a moment after the drop, so a
+/// store reopened at once in the same process would find it taken.
+fn open_sled(path: &Path, config: &StoreConfig) -> Result<sled::Db> {
+    let sled_config = sled::Config::new()
+        .path(path)
+        .cache_capacity(config.cache_capacity_bytes)
+        .use_compression(stored_compression(path).unwrap_or(config.compression))
+        .compression_factor(3);
+    let mut attempts = 0;
+    loop {
+        match sled_config.open() {
+            Ok(db) => return Ok(db),
+            Err(sled::Error::Io(error))
+                if attempts < 100 && error.to_string().contains("could not acquire lock") =>
+            {
+                attempts += 1;
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(error @ sled::Error::Corruption { .. }) => {
+                return Err(StoreError::Io(std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    format!(
+                        "sled cannot recover {}: its log is damaged where it must replay it \
+                         ({error}); restore a backup",
+                        path.display()
+                    ),
+                )));
+            }
+            Err(other) => return Err(other.into()),
+        }
+    }
+}
+
+/// The compression setting an existing store was created with: sled keeps
+/// it in its `conf` file and refuses to open with another.
+fn stored_compression(path: &Path) -> Option<bool> {
+    // Text lines, then a binary checksum.
+    let conf = std::fs::read(path.join("conf")).ok()?;
+    String::from_utf8_lossy(&conf)
+        .lines()
+        .find_map(|line| line.strip_prefix("use_compression: "))
+        .and_then(|value| value.trim().parse().ok())
 }
 
 /// Repairs the one append a crash can leave cut, and returns the last

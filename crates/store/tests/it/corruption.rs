@@ -22,6 +22,18 @@ fn fill(path: &Path) {
     store.flush().unwrap();
 }
 
+/// sled itself, under the store, for tampering. sled releases a dropped
+/// database's lock a moment later: wait for it.
+fn open_raw(path: &Path) -> sled::Db {
+    for _ in 0..100 {
+        match sled::open(path) {
+            Ok(db) => return db,
+            Err(_) => std::thread::sleep(std::time::Duration::from_millis(20)),
+        }
+    }
+    sled::open(path).unwrap()
+}
+
 /// The key of the append starting at `seq` (the documented layout).
 fn events_key(game: &str, seq: u64) -> Vec<u8> {
     let mut key = vec![b'e'];
@@ -67,7 +79,7 @@ fn a_flipped_byte_anywhere_in_a_record_is_reported_at_its_event() {
         let dir = tempfile::tempdir().unwrap();
         fill(dir.path());
         {
-            let db = sled::open(dir.path()).unwrap();
+            let db = open_raw(dir.path());
             let key = events_key("game-b", 3);
             let mut value = db.get(&key).unwrap().unwrap().to_vec();
             assert_eq!(value.len(), value_len);
@@ -98,7 +110,7 @@ fn a_missing_or_replaced_event_breaks_the_chain_at_its_place() {
     let dir = tempfile::tempdir().unwrap();
     fill(dir.path());
     {
-        let db = sled::open(dir.path()).unwrap();
+        let db = open_raw(dir.path());
         // A valid record of game-c moved into game-c's place 2: a replay.
         let moved = db.get(events_key("game-c", 4)).unwrap().unwrap();
         db.insert(events_key("game-c", 2), moved).unwrap();

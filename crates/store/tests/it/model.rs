@@ -242,6 +242,8 @@ fn sled_store_behaves_like_the_model_across_reopens() {
                 Durability::None
             },
             clock: clock.clone(),
+            // The first seed compresses.
+            compression: seed == 0,
             // A tiny cache: games are forgotten and reloaded from sled.
             game_cache_capacity: 2,
             ..StoreConfig::default()

@@ -180,3 +180,21 @@ fn a_directory_that_is_not_a_store_is_refused() {
         Err(StoreError::Io(_))
     ));
 }
+
+#[test]
+fn a_store_keeps_the_compression_it_was_created_with() {
+    let dir = tempfile::tempdir().unwrap();
+    let compressed = StoreConfig {
+        compression: true,
+        ..crate::support::config(Durability::Flush)
+    };
+    let store = SledStore::open(dir.path(), compressed).unwrap();
+    store
+        .append(&game("z"), 0, &RequestId::none(), &[event(&[5; 500])])
+        .unwrap();
+    drop(store);
+    // Opened with the default (no compression): sled's setting wins.
+    let store = open(dir.path(), Durability::Flush);
+    assert_eq!(store.read_game(&game("z"), 1).unwrap()[0].payload, vec![5; 500]);
+    assert!(store.verify_all().unwrap().is_ok());
+}

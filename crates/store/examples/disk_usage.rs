@@ -1,0 +1,104 @@
+//! Bytes on disk per stored game: 10,000 games of 75 events of 10 bytes,
+//! appended one event per call with a request id, games interleaved as a
+//! busy server would.
+//!
+//! `cargo run --release -p carcassonne-store --example disk_usage [GAMES] [--compression]`
+
+use std::path::Path;
+use std::time::Instant;
+
+use carcassonne_store::*;
+
+const EVENTS_PER_GAME: u64 = 75;
+const PAYLOAD_LEN: usize = 10;
+
+/// Allocated bytes of every file under `dir` (what `du` reports).
+fn allocated_bytes(dir: &Path) -> std::io::Result<u64> {
+    use std::os::unix::fs::MetadataExt;
+    let mut total = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        let metadata = entry.metadata()?;
+        total += if metadata.is_dir() {
+            allocated_bytes(&entry.path())?
+        } else {
+            metadata.blocks() * 512
+        };
+    }
+    Ok(total)
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let compression = std::env::args().any(|arg| arg == "--compression");
+    let games: u64 = match std::env::args().nth(1).filter(|arg| !arg.starts_with("--")) {
+        Some(games) => games.parse()?,
+        None => 10_000,
+    };
+    let config = StoreConfig {
+        // Durability is not what is measured here: flush once at the end.
+        durability: Durability::None,
+        compression,
+        ..StoreConfig::default()
+    };
+    let dir = tempfile::tempdir()?;
+    let ids: Vec<GameId> = (0..games)
+        .map(|n| GameId::new(format!("{n:08x}-5e1f-4c2a-9b7d-{:012x}", n * 7919)))
+        .collect::<Result<_, _>>()?;
+    let payload_bytes = games * EVENTS_PER_GAME * PAYLOAD_LEN as u64;
+    let started = Instant::now();
+    {
+        let store = SledStore::open(dir.path(), config.clone())?;
+        for seq in 0..EVENTS_PER_GAME {
+            for id in &ids {
+                let request = RequestId::new(format!("req-{seq}"))?;
+                let payload = vec![(seq % 251) as u8; PAYLOAD_LEN];
+                let event = NewEvent {
+                    actor: Actor::Seat((seq % 4) as u8),
+                    schema: 1,
+                    payload,
+                };
+                store.append(id, seq, &request, &[event])?;
+            }
+        }
+        store.flush()?;
+        report("after writing", dir.path(), &store, games, payload_bytes)?;
+    }
+    println!(
+        "wrote {} events in {:.1?}",
+        games * EVENTS_PER_GAME,
+        started.elapsed()
+    );
+    let store = SledStore::open(dir.path(), StoreConfig::default())?;
+    report("after reopening", dir.path(), &store, games, payload_bytes)?;
+    Ok(())
+}
+
+fn report(
+    when: &str,
+    dir: &Path,
+    store: &SledStore,
+    games: u64,
+    payload_bytes: u64,
+) -> Result<(), Box<dyn std::error::Error>> {
+    let sled_size = store.size_on_disk()?;
+    let allocated = allocated_bytes(dir)?;
+    let record = record::encoded_len(36, 6, PAYLOAD_LEN) as u64;
+    println!(
+        "{when}: {games} games x {EVENTS_PER_GAME} events x {PAYLOAD_LEN} B = {payload_bytes} B of payload"
+    );
+    println!(
+        "  one record (36-byte game id, 6-byte request id): {record} B, {:.1}x its payload",
+        record as f64 / PAYLOAD_LEN as f64
+    );
+    println!(
+        "  sled's size_on_disk: {sled_size} B = {} B per game = {:.1}x the payload",
+        sled_size / games,
+        sled_size as f64 / payload_bytes as f64
+    );
+    println!(
+        "  allocated on disk:   {allocated} B = {} B per game = {:.1}x the payload",
+        allocated / games,
+        allocated as f64 / payload_bytes as f64
+    );
+    Ok(())
+}
