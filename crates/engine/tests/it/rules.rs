@@ -22,8 +22,31 @@
 //!
 //! The base game starts with the tile D at (0,0), rotation 0: its city faces
 //! north, its road runs from west to east, its south edge is field.
+//!
+//! With the Count (C-*), the decisions owed after a tile are steps of their
+//! own, written where the game asks for them; each names the seat that
+//! decides, and the step fails unless the game waits for exactly that
+//! decision of that seat:
+//!
+//! ```text
+//! redeploy SEAT X Y PLACE        before scoring, SEAT moves a follower from
+//!                                 Carcassonne onto the feature at PLACE of
+//!                                 the tile at (X,Y) (C-6)
+//! redeploy SEAT pass             SEAT ends their part of the round (C-6)
+//! deploy SEAT QUARTER [COUNT]    after scoring, SEAT deploys a follower from
+//!                                 supply to QUARTER and moves the count to
+//!                                 COUNT (C-3, C-5)
+//! deploy SEAT pass               SEAT declines the deploy
+//! final SEAT X Y PLACE           a move of the final round (C-9)
+//! final SEAT pass                SEAT leaves the final round (CD-3)
+//! ```
+//!
+//! QUARTER and COUNT are `castle`, `blacksmith`, `cathedral`, `market`.
+//! Before each step, every command `legal_commands` lists must be accepted
+//! by `decide`. Steps draw no tile, so they add nothing to the bag.
 
 mod base;
+mod count;
 mod errors;
 mod farmers;
 mod river;
@@ -32,31 +55,38 @@ mod seeds;
 use carcassonne_engine::*;
 
 /// The sources of these tests, for the coverage test below.
-const SOURCES: [&str; 6] = [
+const SOURCES: [&str; 7] = [
     include_str!("rules.rs"),
     include_str!("rules/base.rs"),
+    include_str!("rules/count.rs"),
     include_str!("rules/errors.rs"),
     include_str!("rules/farmers.rs"),
     include_str!("rules/river.rs"),
     include_str!("rules/seeds.rs"),
 ];
 
-/// The rule ids of the base game and the River in rules.md.
-const RULES_MD_IDS: [&str; 32] = [
+/// The rule ids of rules.md: the base game, the River and the Count with
+/// its decisions.
+const RULES_MD_IDS: [&str; 56] = [
     "B-1", "B-2", "B-3", "B-T1", "B-T2", "B-T3", "B-T4", "B-T5", "B-E1", "B-X1", "B-X2", "B-X3", "B-X4",
     "B-X5", "B-S1", "B-S2", "B-S3", "B-S4", "B-S5", "B-S6", "B-F1", "B-F2", "B-F3", "B-F4", "B-FS1", "B-FS2",
-    "R-1", "R-2", "R-3", "R-4", "R-5", "R-6",
+    "R-1", "R-2", "R-3", "R-4", "R-5", "R-6", "C-1", "C-2", "C-3", "C-4", "C-5", "C-6", "C-7", "C-8", "C-9",
+    "C-10", "C-11", "C-12", "C-13", "CD-1", "CD-2", "CD-3", "CD-4", "CD-5", "CD-6", "CD-7", "CD-8", "CD-9",
+    "CD-10", "CD-11",
 ];
 
 #[test]
-fn every_base_and_river_rule_id_of_the_engine_names_a_test() {
+fn every_rule_id_of_the_engine_and_of_rules_md_names_a_test() {
     let source = SOURCES.concat();
-    let ids: Vec<&str> = id::ALL
-        .iter()
-        .map(|rule| rule.as_str())
-        .filter(|rule| rule.starts_with("B-") || rule.starts_with("R-"))
-        .collect();
-    assert!(ids.len() >= RULES_MD_IDS.len(), "id::ALL lacks ids: {ids:?}");
+    let mut ids: Vec<&str> = id::ALL.iter().map(|rule| rule.as_str()).collect();
+    ids.extend(RULES_MD_IDS);
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(
+        ids.len(),
+        RULES_MD_IDS.len(),
+        "id::ALL names ids that rules.md lacks: {ids:?}"
+    );
     let missing: Vec<&str> = ids
         .into_iter()
         .filter(|rule| {
@@ -66,12 +96,12 @@ fn every_base_and_river_rule_id_of_the_engine_names_a_test() {
         .collect();
     assert!(
         missing.is_empty(),
-        "rule ids with no test named after them (`fn b_t1_...`): {missing:?}"
+        "rule ids with no test named after them (`fn b_t1_...`, `fn cd_3_...`): {missing:?}"
     );
 }
 
 #[test]
-fn every_base_and_river_rule_id_of_rules_md_is_an_engine_id() {
+fn every_rule_id_of_rules_md_is_an_engine_id() {
     let engine: Vec<&str> = id::ALL.iter().map(|rule| rule.as_str()).collect();
     let missing: Vec<&str> = RULES_MD_IDS
         .into_iter()
@@ -114,6 +144,52 @@ pub fn seat_list(seats: Seats) -> Vec<u8> {
 
 pub fn river() -> Rules {
     Rules::default().with(Expansion::River)
+}
+
+/// The classic rules with The Count of Carcassonne: the City is laid at
+/// setup, CO7 at (0,0) (C-1).
+pub fn count() -> Rules {
+    Rules::default().with(Expansion::Count)
+}
+
+pub fn quarter(name: &str) -> Quarter {
+    Quarter::from_name(name).unwrap_or_else(|| panic!("no quarter {name:?}"))
+}
+
+/// The words that begin a Count step rather than a tile (see the module doc).
+const STEPS: [&str; 3] = ["redeploy", "deploy", "final"];
+
+fn is_step(line: &str) -> bool {
+    line.split_whitespace().next().is_some_and(|w| STEPS.contains(&w))
+}
+
+/// A Count step (see the module doc) as the seat that decides it, its
+/// command, and the name of the decision it answers.
+pub fn step(spec: &str) -> (Seat, Command, &'static str) {
+    let words: Vec<&str> = spec.split_whitespace().collect();
+    let number = |w: &str| w.parse::<i32>().unwrap_or_else(|_| panic!("`{spec}`: {w}?"));
+    let seat = |w: &str| Seat(w.parse::<u8>().unwrap_or_else(|_| panic!("`{spec}`: seat {w}?")));
+    let target = |x: &str, y: &str, at: &str| {
+        Command::MoveFromCarcassonne(Target {
+            pos: pos(number(x), number(y)),
+            place: place(at),
+        })
+    };
+    match words[..] {
+        ["redeploy", s, "pass"] => (seat(s), Command::Pass, "redeploy from Carcassonne"),
+        ["redeploy", s, x, y, at] => (seat(s), target(x, y, at), "redeploy from Carcassonne"),
+        ["deploy", s, "pass"] => (seat(s), Command::Pass, "deploy to Carcassonne"),
+        ["deploy", s, q, ref count @ ..] if count.len() <= 1 => {
+            let command = Command::DeployToCarcassonne {
+                quarter: quarter(q),
+                count: count.first().map(|c| quarter(c)),
+            };
+            (seat(s), command, "deploy to Carcassonne")
+        }
+        ["final", s, "pass"] => (seat(s), Command::Pass, "final round"),
+        ["final", s, x, y, at] => (seat(s), target(x, y, at), "final round"),
+        _ => panic!("`{spec}` is no Count step (see the module doc)"),
+    }
 }
 
 /// A two-player base game whose bag holds `bag` (kind, count), for tests
@@ -165,12 +241,27 @@ impl Given {
         self.run(0)
     }
 
+    /// Plays the turns before the first line equal to `line`, which must
+    /// be one of them; the bag still holds the tiles of all the turns (and
+    /// one spare), so the test can go on with `Table::turn` from `line`.
+    pub fn play_until(self, line: &str) -> Table {
+        let Some(stop) = self.turns.iter().position(|t| t == line) else {
+            panic!("`{line}` is not among the turns");
+        };
+        let mut table = self.table(1);
+        for turn in &self.turns[..stop] {
+            table.turn(turn);
+        }
+        table
+    }
+
     /// The table before any turn, with the bag these turns need.
     pub fn table(&self, spare: u16) -> Table {
         let mut bag: Vec<(TileKind, u16)> = Vec::new();
         let kinds = self
             .turns
             .iter()
+            .filter(|t| !is_step(t))
             .map(|t| kind(t.split_whitespace().next().unwrap_or("")));
         for k in kinds.chain(std::iter::repeat_n(kind("B"), spare as usize)) {
             if !is_land(k) {
@@ -263,8 +354,11 @@ impl Table {
         }
     }
 
-    /// Plays one turn written as in the module doc.
+    /// Plays one turn, or one Count step, written as in the module doc.
     pub fn turn(&mut self, spec: &str) {
+        if is_step(spec) {
+            return self.step(spec);
+        }
         let words: Vec<&str> = spec.split_whitespace().collect();
         match words[..] {
             [tile, "-"] => {
@@ -282,6 +376,54 @@ impl Table {
             }
             _ => panic!("`{spec}` is not `KIND X Y ROTATION [PLACE]` nor `KIND -`"),
         }
+    }
+
+    /// Plays one Count step (see the module doc): the game must wait for
+    /// that decision of that seat, and every command it lists as legal
+    /// must be accepted.
+    pub fn step(&mut self, spec: &str) {
+        let (seat, command, decision) = step(spec);
+        let pending = self.game.pending();
+        if pending.name() != decision || pending.player() != Some(seat) {
+            self.fail(spec, format!("the game waits for {pending:?}"));
+        }
+        self.check_legal_commands(spec);
+        if let Err(err) = self.execute(Actor::Seat(seat), command) {
+            self.fail(spec, err);
+        }
+    }
+
+    /// Every command `legal_commands` lists is accepted by `decide`.
+    pub fn check_legal_commands(&self, what: &str) {
+        let Some(actor) = self.game.pending().actor() else {
+            return;
+        };
+        for command in self.game.legal_commands() {
+            if let Err(err) = self.game.decide(actor, &command) {
+                self.fail(
+                    what,
+                    format!("legal_commands lists {command:?}, decide refuses it: {err}"),
+                );
+            }
+        }
+    }
+
+    /// The City of Carcassonne: the game must be played with the Count.
+    pub fn city(&self) -> City {
+        *self
+            .game
+            .city()
+            .unwrap_or_else(|| panic!("no Count in this game"))
+    }
+
+    /// Followers in `quarter`, in seat order.
+    pub fn quarter(&self, name: &str) -> Vec<u8> {
+        self.city().quarters[quarter(name).index()][..self.game.players()].to_vec()
+    }
+
+    /// The quarter where the count stands.
+    pub fn count(&self) -> &'static str {
+        self.city().count.name()
     }
 
     fn fail(&self, what: &str, err: impl std::fmt::Display) -> ! {
