@@ -7,6 +7,8 @@
 //!   per call to one game, `Durability::Flush`.
 //! - `durable_append_64_games`: 64 threads each appending to its own game;
 //!   group commit shares the flushes. Throughput is in the items/s column.
+//! - `sled_flush_*`: the same with `Durability::SledFlush` (sled's flush
+//!   without our `fdatasync`).
 //! - `memory_append` and `sled_append_no_flush`: the cost without a disk
 //!   sync, for scale.
 //!
@@ -29,7 +31,7 @@ fn main() {
 
 const PAYLOAD_LEN: usize = 200;
 const WRITERS: usize = 64;
-const APPENDS_PER_WRITER: usize = 16;
+const APPENDS_PER_WRITER: usize = 32;
 
 fn event() -> NewEvent {
     NewEvent {
@@ -76,6 +78,11 @@ fn durable_append_one_writer(bencher: Bencher) {
     one_writer(bencher, Durability::Flush);
 }
 
+#[divan::bench(sample_count = 200, sample_size = 5)]
+fn sled_flush_append_one_writer(bencher: Bencher) {
+    one_writer(bencher, Durability::SledFlush);
+}
+
 #[divan::bench(sample_count = 200, sample_size = 20)]
 fn sled_append_no_flush(bencher: Bencher) {
     one_writer(bencher, Durability::None);
@@ -96,11 +103,20 @@ fn memory_append(bencher: Bencher) {
     });
 }
 
-/// One sample: 64 threads, each appending 16 events to its own game.
-#[divan::bench(sample_count = 30, sample_size = 1)]
+#[divan::bench(sample_count = 20, sample_size = 1)]
 fn durable_append_64_games(bencher: Bencher) {
+    many_writers(bencher, Durability::Flush);
+}
+
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn sled_flush_append_64_games(bencher: Bencher) {
+    many_writers(bencher, Durability::SledFlush);
+}
+
+/// One sample: 64 threads, each appending 32 events to its own game.
+fn many_writers(bencher: Bencher, durability: Durability) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let store = SledStore::open(dir.path(), StoreConfig::default()).expect("open");
+    let store = SledStore::open(dir.path(), StoreConfig::with_durability(durability)).expect("open");
     let games: Vec<GameId> = (0..WRITERS)
         .map(|i| GameId::new(format!("bench-game-{i}")).expect("id"))
         .collect();

@@ -202,10 +202,12 @@ fn group_commit_shares_flushes_and_publishes_in_order() {
                         *next
                     };
                     commit
-                        .wait_durable(position, |_| {
+                        .wait_durable(position, || {
                             flushes.fetch_add(1, Ordering::Relaxed);
+                            // What the store's writer lock would cover.
+                            let target = *next.lock().unwrap();
                             std::thread::sleep(Duration::from_millis(2));
-                            Ok(())
+                            Ok(target)
                         })
                         .unwrap();
                     assert!(commit.durable() >= position);
@@ -225,11 +227,11 @@ fn a_failed_flush_acknowledges_nothing_and_the_next_one_does() {
     let commit = GroupCommit::new(Durability::Flush, 5, Hub::new(16));
     let mut all = commit.hub.subscribe_all();
     commit.written(vec![stored(6)]);
-    let failed = commit.wait_durable(6, |_| Err(std::io::Error::other("disk full")));
+    let failed = commit.wait_durable(6, || Err(std::io::Error::other("disk full")));
     assert!(matches!(failed, Err(StoreError::Io(_))));
     assert_eq!(commit.durable(), 5);
     assert!(all.try_recv().is_err());
-    commit.wait_durable(6, |_| Ok(())).unwrap();
+    commit.wait_durable(6, || Ok(6)).unwrap();
     assert_eq!(all.try_recv().unwrap().position, 6);
 }
 

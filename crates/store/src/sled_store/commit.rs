@@ -15,20 +15,36 @@
 //! in position order by whoever moved it.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::{self, Thread};
+use std::time::{Duration, Instant};
 
 use crate::config::Durability;
 use crate::error::Result;
 use crate::event::StoredEvent;
 use crate::hub::Hub;
 
+/// The longest a leader waits for appends on their way before flushing.
+const GATHER_LIMIT: Duration = Duration::from_micros(500);
+const GATHER_POLL: Duration = Duration::from_micros(50);
+
+/// An append on its way into sled (see `GroupCommit::gather`).
+pub(crate) struct InFlight<'a>(&'a GroupCommit);
+
+impl Drop for InFlight<'_> {
+    fn drop(&mut self) {
+        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
 pub(crate) struct GroupCommit {
     durability: Durability,
     state: Mutex<State>,
-    flushed: Condvar,
     /// The highest durable position, readable without the lock.
     durable: AtomicU64,
+    /// Appends between `begin_write` and `written` (or their failure).
+    in_flight: AtomicUsize,
     pub(crate) hub: Hub,
 }
 
@@ -41,6 +57,13 @@ struct State {
     flushing: bool,
     /// Written events not yet published, in position order.
     unpublished: VecDeque<Arc<StoredEvent>>,
+    /// Appends parked until a flush covers them.
+    waiters: Vec<Waiter>,
+}
+
+struct Waiter {
+    position: u64,
+    thread: Thread,
 }
 
 impl GroupCommit {
@@ -53,9 +76,10 @@ impl GroupCommit {
                 durable: recovered,
                 flushing: false,
                 unpublished: VecDeque::new(),
+                waiters: Vec::new(),
             }),
-            flushed: Condvar::new(),
             durable: AtomicU64::new(recovered),
+            in_flight: AtomicUsize::new(0),
             hub,
         }
     }
@@ -91,37 +115,69 @@ impl GroupCommit {
     }
 
     /// Returns once `position` is durable, flushing as the leader if no
-    /// flush is running. `flush(target)` makes everything written so far
-    /// durable, `target` being the highest position it covers.
-    pub(crate) fn wait_durable(
-        &self,
-        position: u64,
-        flush: impl Fn(u64) -> std::io::Result<()>,
-    ) -> Result<()> {
+    /// flush is running. `flush()` makes everything written so far durable
+    /// and returns the highest position that covers.
+    pub(crate) fn wait_durable(&self, position: u64, flush: impl Fn() -> std::io::Result<u64>) -> Result<()> {
         let mut state = self.lock();
         loop {
             if state.durable >= position {
                 return Ok(());
             }
             if state.flushing {
-                state = self.flushed.wait(state).unwrap_or_else(PoisonError::into_inner);
+                // Parked, not on a condvar: the leader wakes exactly the
+                // appends its flush covered and one more to lead the next
+                // flush. Waking all of them after every flush would make
+                // dozens of threads fight the writer for two cores.
+                state.waiters.push(Waiter {
+                    position,
+                    thread: thread::current(),
+                });
+                drop(state);
+                thread::park();
+                state = self.lock();
+                let me = thread::current().id();
+                state.waiters.retain(|waiter| waiter.thread.id() != me);
                 continue;
             }
-            // Everything up to `target` is in sled before the flush starts,
-            // so the flush covers it.
-            let target = state.written;
             state.flushing = true;
             drop(state);
-            let result = flush(target);
+            self.gather();
+            let result = flush();
             state = self.lock();
             state.flushing = false;
-            if result.is_ok() {
+            if let Ok(target) = result {
                 self.mark_durable(&mut state, target);
             }
-            self.flushed.notify_all();
-            // On failure the leader reports it; each waiter still uncovered
-            // tries a flush of its own and reports its own outcome.
+            let mut next_leader = true;
+            for waiter in &state.waiters {
+                if waiter.position <= state.durable {
+                    waiter.thread.unpark();
+                } else if next_leader {
+                    waiter.thread.unpark();
+                    next_leader = false;
+                }
+            }
+            // On failure the leader reports it; the next leader tries a
+            // flush of its own and reports its own outcome.
             result?;
+        }
+    }
+
+    /// Counts an append on its way to `written`, until the guard drops.
+    pub(crate) fn begin_write(&self) -> InFlight<'_> {
+        self.in_flight.fetch_add(1, Ordering::AcqRel);
+        InFlight(self)
+    }
+
+    /// The leader lets the appends already on their way into sled arrive
+    /// before it flushes, for at most `GATHER_LIMIT`: sled's inserts stall
+    /// while it flushes, so a flush started the moment the previous one
+    /// ended would cover only the few appends written in between. A lone
+    /// writer finds nobody on the way and flushes at once.
+    fn gather(&self) {
+        let started = Instant::now();
+        while self.in_flight.load(Ordering::Acquire) > 0 && started.elapsed() < GATHER_LIMIT {
+            thread::sleep(GATHER_POLL);
         }
     }
 

@@ -234,12 +234,12 @@ fn sled_store_behaves_like_the_model_across_reopens() {
         let dir = tempfile::tempdir().unwrap();
         let clock = Arc::new(ManualClock::new(1_000));
         let config = StoreConfig {
-            // The last seed runs durable: the same answers through group
-            // commit.
-            durability: if seed == seeds - 1 {
-                Durability::Flush
-            } else {
-                Durability::None
+            // The first and last seeds run durable: the same answers
+            // through group commit.
+            durability: match seed {
+                0 => Durability::SledFlush,
+                _ if seed == seeds - 1 => Durability::Flush,
+                _ => Durability::None,
             },
             clock: clock.clone(),
             // The first seed compresses.
