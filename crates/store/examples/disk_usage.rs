@@ -64,7 +64,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         report("after writing", dir.path(), &store, games, payload_bytes)?;
     }
     println!(
-        "wrote {} events in {:.1?}",
+        "compression {compression}: wrote {} events in {:.1?}",
         games * EVENTS_PER_GAME,
         started.elapsed()
     );

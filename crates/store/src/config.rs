@@ -40,8 +40,8 @@ pub struct StoreConfig {
     /// lagged (per channel: the all-games one and each game's).
     pub subscription_capacity: usize,
     /// Whether sled compresses what it writes (zstd, level 3). Measured on
-    /// 10-byte events: about a quarter of the disk space, for about twice
-    /// the CPU per append. Chosen when a store is created; an existing
+    /// 10-byte events: 3.7 times less disk space, for about twice the CPU
+    /// per append. Chosen when a store is created; an existing
     /// store keeps the setting it was created with.
     pub compression: bool,
     /// How many games the writer keeps in memory (head and request ids),

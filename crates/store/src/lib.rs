@@ -48,39 +48,63 @@
 //!
 //! # What sled guarantees, what it does not, and what we do
 //!
-//! sled 0.34 is the embedded backend. What we rely on and what we add:
+//! sled 0.34 is the embedded backend. What we rely on, what we found it
+//! does not do, and what the store does about each:
 //!
 //! - **sled calls itself beta.** Its on-disk format may change between
 //!   versions and it has had recovery bugs. We pin `0.34.7`, keep the
-//!   record format our own (sled only holds opaque bytes under our keys),
-//!   and every record is self-checking, so a sled bug that returned wrong
-//!   bytes is caught as `Corrupt` instead of served. Moving to another
-//!   backend means copying records, which keep verifying as they are.
+//!   record format our own (sled only holds opaque bytes under our keys,
+//!   `sled_store/layout.rs`), and every record checks itself, so wrong
+//!   bytes from sled are caught as `Corrupt` instead of served. Moving to
+//!   another backend means copying records, which keep verifying as they
+//!   are.
 //! - **Durable only after a flush.** A sled write is in memory until
 //!   `flush` (or its background flusher, every 500 ms). An append is
-//!   acknowledged only after a flush that covers it
-//!   ([`Durability::Flush`], the default); concurrent appends share one
-//!   flush (group commit), so the cost is one disk sync per group, not per
-//!   event. Readers never see what is not durable yet.
+//!   acknowledged only after a flush that covers it ([`Durability::Flush`],
+//!   the default); concurrent appends share one flush (group commit:
+//!   `sled_store/commit.rs`). Readers and subscribers never see what is not
+//!   durable yet, so nothing they saw can vanish in a crash.
 //! - **sled's flush is weaker than it looks.** On Linux it ends with
 //!   `sync_file_range`, which writes the pages but neither flushes the
-//!   drive's volatile cache nor persists the file's new size; so after
-//!   sled's flush we `fdatasync` sled's data file ourselves. Pages larger
-//!   than a quarter of a segment go to blob files that sled never syncs:
-//!   appends are bounded ([`MAX_APPEND_BYTES`]) so that no page gets there.
-//! - **Atomic batches.** `apply_batch` is recovered all or nothing; an
-//!   append (events, index entries, request id) is one batch. After a
-//!   crash sled recovers a prefix of the flushed batches; the crash test
-//!   kills a writer at random moments and checks this.
-//! - **Damage on disk.** sled checksums its log and reports a checksum
-//!   failure as `Error::Corruption`; we turn it into `Corrupt` for the game
-//!   and sequence number being read. Our own hashes catch what sled's
-//!   checks miss.
-//! - **Disk space.** sled is log-structured: it rewrites pages and reclaims
-//!   old segments lazily, so its files can be several times the live data.
-//!   The cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
-//!   by default instead of sled's 1 GiB). See the README for measured
-//!   figures (`cargo run --release -p carcassonne-store --example disk_usage`).
+//!   drive's volatile cache nor persists the file's new size. After sled's
+//!   flush we therefore `fdatasync` sled's data file ourselves; this
+//!   doubles the cost of a lone durable append (see the README's figures).
+//!   [`Durability::SledFlush`] skips it, for storage whose cache survives a
+//!   power loss. Pages larger than a quarter of a segment go to blob files
+//!   that sled never syncs at all: appends are bounded
+//!   ([`MAX_APPEND_BYTES`]) so that no page gets there.
+//! - **Atomicity.** One sled `insert` is atomic. An append's records share
+//!   one value, so an append is never half there; its global index entry
+//!   is a second insert. sled recovers a prefix of its log, so only the
+//!   last append can be cut, and opening the store repairs it
+//!   (`sled_store::recover`). (`apply_batch` would make both one, but costs
+//!   sled a log buffer roll per call: 4x slower, 10x during a flush.) The
+//!   crash test SIGKILLs a writer at random moments and checks that every
+//!   acknowledged event is there and no append is torn.
+//! - **Damage on disk.** sled checksums its log. Damage in a part of the
+//!   log that sled's recovery does not replay is reported by sled when the
+//!   page is read; we turn that into `Corrupt` for the game and sequence
+//!   number being read, and the other games are served. Damage in the part
+//!   recovery replays is worse: sled takes the first bad checksum for the
+//!   torn end of the log, truncates there and drops every later write of
+//!   every game, silently, or refuses to open. The store keeps the highest
+//!   acknowledged position in a file beside sled's (`acknowledged`) and
+//!   refuses to open when sled recovered less, naming the lost positions.
+//!   Restoring a backup is then the remedy; deleting the file accepts the
+//!   loss.
+//! - **Disk space.** sled is log-structured: it rewrites whole pages and
+//!   reclaims old segments lazily. Measured with 10,000 games of 75 events
+//!   of 10 bytes (`cargo run --release -p carcassonne-store --example
+//!   disk_usage`): 133 KB on disk per game, 178 times the payload. Our
+//!   own bytes are about 256 per event (34 times the payload: two SHA-256
+//!   hashes, a 36-byte game id and the envelope per 10-byte event, plus
+//!   its key and global index entry); sled multiplies them by about 5.
+//!   [`StoreConfig::compression`] (zstd) brings it to 36 KB per game (48
+//!   times the payload), for about twice the CPU per append. The
+////!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
+//!   by default instead of sled's 1 GiB).
+//! - **sled's file lock outlives a dropped database for a moment** (its
+//!   background threads hold it): reopening waits for it, up to 2 s.
 
 mod chain;
 mod clock;

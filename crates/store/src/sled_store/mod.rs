@@ -343,6 +343,15 @@ impl EventStore for SledStore {
     }
 }
 
+impl Drop for SledStore {
+    /// A clean shutdown leaves everything on disk, whatever the durability
+    /// policy. An error here has nobody to go to: the next open recovers
+    /// what sled has.
+    fn drop(&mut self) {
+        let _ = self.flush();
+    }
+}
+
 impl std::fmt::Debug for SledStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SledStore")
