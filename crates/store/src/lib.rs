@@ -101,7 +101,7 @@
 //!   its key and global index entry); sled multiplies them by about 5.
 //!   [`StoreConfig::compression`] (zstd) brings it to 36 KB per game (48
 //!   times the payload), for about twice the CPU per append. The
-////!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
+//!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
 //!   by default instead of sled's 1 GiB).
 //! - **sled's file lock outlives a dropped database for a moment** (its
 //!   background threads hold it): reopening waits for it, up to 2 s.
