@@ -2,7 +2,12 @@
 
 mod cli;
 
+use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
+
+use anyhow::Context as _;
+use carcassonne::server::{self, ServerConfig};
 
 use clap::{Parser, Subcommand};
 
@@ -19,6 +24,8 @@ struct Args {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the gRPC server, with its event store in the data directory.
+    Serve(ServeArgs),
     /// Play a random game between bots and print the board and the scores.
     Demo(cli::DemoArgs),
     /// Replay a game record and print its scores.
@@ -31,6 +38,7 @@ enum Command {
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {
+        Command::Serve(a) => serve(a).map(|()| ExitCode::SUCCESS),
         Command::Demo(a) => cli::demo(&a),
         Command::Score(a) => cli::score(&a),
         Command::Verify(a) => cli::verify(&a),
@@ -42,4 +50,43 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+#[derive(clap::Args)]
+struct ServeArgs {
+    /// The address to listen on (port 0: any free port, printed at start).
+    #[arg(long, env = "CARCASSONNE_ADDR", default_value = "127.0.0.1:50051")]
+    addr: SocketAddr,
+    /// The directory of the event store (created if missing).
+    #[arg(long, env = "CARCASSONNE_DATA", default_value = "./data")]
+    data: PathBuf,
+    /// Games kept folded in memory; others are rebuilt from the store.
+    #[arg(long, env = "CARCASSONNE_CACHE_GAMES", default_value_t = 10_000)]
+    cache_games: usize,
+    /// Calls that may wait on the store at once; more get RESOURCE_EXHAUSTED.
+    #[arg(long, env = "CARCASSONNE_MAX_IN_FLIGHT", default_value_t = 4096)]
+    max_in_flight: usize,
+}
+
+/// Runs the server until SIGINT or SIGTERM, then stops accepting, lets the
+/// calls in flight finish, closes the store and exits 0.
+fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    server::init_tracing();
+    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    runtime.block_on(async {
+        let config = ServerConfig {
+            data: args.data,
+            cache_games: args.cache_games,
+            max_in_flight: args.max_in_flight,
+            ..ServerConfig::default()
+        };
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("listening on {}", args.addr))?;
+        let addr = listener.local_addr()?;
+        // Scripts and tests read this line to find the port.
+        println!("listening on {addr}");
+        server::serve(config, listener, server::shutdown_signal()).await?;
+        Ok(())
+    })
 }

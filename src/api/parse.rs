@@ -1,0 +1,225 @@
+//! Requests parsed into validated engine types at the edge. Every error
+//! names the field it is about.
+
+use carcassonne_engine::{
+    self as engine, Command, Dir, Expansion, Farmers, Half, Place, Pos, Quarter, Rotation, Rules, SmallCity,
+    TileKind,
+};
+
+use super::status::ApiError;
+use crate::proto;
+
+/// Longest accepted request id, game id or player name.
+pub const MAX_ID: usize = 128;
+pub const MAX_NAME: usize = 64;
+/// Coordinates beyond this are refused before the engine sees them.
+pub const MAX_COORD: i32 = 10_000;
+
+fn invalid(field: &str, message: impl Into<String>) -> ApiError {
+    ApiError::InvalidArgument {
+        field: field.to_owned(),
+        message: message.into(),
+    }
+}
+
+/// `games/{id}` to the id.
+pub fn game_name(name: &str) -> Result<String, ApiError> {
+    let id = name
+        .strip_prefix("games/")
+        .ok_or_else(|| invalid("name", format!("expected \"games/{{id}}\", found {name:?}")))?;
+    check_id("name", id)?;
+    Ok(id.to_owned())
+}
+
+fn check_id(field: &str, id: &str) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > MAX_ID || !id.chars().all(|c| c.is_ascii_graphic()) {
+        return Err(invalid(
+            field,
+            format!("must be 1 to {MAX_ID} printable ASCII characters"),
+        ));
+    }
+    Ok(())
+}
+
+pub fn request_id(id: &str) -> Result<String, ApiError> {
+    check_id("request_id", id)?;
+    Ok(id.to_owned())
+}
+
+pub fn players(names: &[String]) -> Result<Vec<String>, ApiError> {
+    if !(engine::MIN_PLAYERS..=engine::MAX_PLAYERS).contains(&names.len()) {
+        return Err(invalid(
+            "players",
+            format!("a game has 2 to 5 players (B-2), not {}", names.len()),
+        ));
+    }
+    for (i, name) in names.iter().enumerate() {
+        let length = name.chars().count();
+        if length == 0 || length > MAX_NAME || name.chars().any(char::is_control) {
+            return Err(invalid(
+                &format!("players[{i}]"),
+                format!("must be 1 to {MAX_NAME} characters, no control characters"),
+            ));
+        }
+    }
+    Ok(names.to_vec())
+}
+
+pub fn rules(options: Option<&proto::RuleOptions>) -> Result<Rules, ApiError> {
+    let mut rules = Rules::default();
+    let Some(options) = options else { return Ok(rules) };
+    rules.small_city = match proto::SmallCity::try_from(options.small_city) {
+        Ok(proto::SmallCity::Unspecified | proto::SmallCity::Halved) => SmallCity::Halved,
+        Ok(proto::SmallCity::Normal) => SmallCity::Normal,
+        Err(_) => {
+            return Err(invalid(
+                "rules.small_city",
+                format!("unknown value {}", options.small_city),
+            ));
+        }
+    };
+    rules.farmers = match proto::FarmerScoring::try_from(options.farmers) {
+        Ok(proto::FarmerScoring::Unspecified | proto::FarmerScoring::CityCentric4) => Farmers::CityCentric4,
+        Ok(proto::FarmerScoring::FarmCentric3) => Farmers::FarmCentric3,
+        Err(_) => {
+            return Err(invalid(
+                "rules.farmers",
+                format!("unknown value {}", options.farmers),
+            ));
+        }
+    };
+    for (i, &value) in options.expansions.iter().enumerate() {
+        let field = format!("rules.expansions[{i}]");
+        let expansion = match proto::Expansion::try_from(value) {
+            Ok(proto::Expansion::River) => Expansion::River,
+            Ok(proto::Expansion::Count) => Expansion::Count,
+            _ => return Err(invalid(&field, format!("unknown expansion {value}"))),
+        };
+        if rules.has(expansion) {
+            return Err(invalid(&field, format!("{} is listed twice", expansion.name())));
+        }
+        rules = rules.with(expansion);
+    }
+    Ok(rules)
+}
+
+pub fn bag(tiles: &[proto::TileCount]) -> Result<Option<Vec<(TileKind, u16)>>, ApiError> {
+    if tiles.is_empty() {
+        return Ok(None);
+    }
+    let mut bag: Vec<(TileKind, u16)> = Vec::new();
+    for (i, t) in tiles.iter().enumerate() {
+        let field = format!("tiles[{i}]");
+        let kind = TileKind::from_name(&t.kind)
+            .filter(|k| engine::BASE_COUNTS.iter().any(|(name, _)| *name == k.name()))
+            .ok_or_else(|| invalid(&field, format!("{:?} is not a land tile kind (A to X)", t.kind)))?;
+        if bag.iter().any(|(k, _)| *k == kind) {
+            return Err(invalid(&field, format!("{} is listed twice", t.kind)));
+        }
+        let count = u16::try_from(t.count)
+            .ok()
+            .filter(|&c| usize::from(c) <= engine::MAX_BAG)
+            .ok_or_else(|| invalid(&field, format!("at most {} tiles", engine::MAX_BAG)))?;
+        bag.push((kind, count));
+    }
+    let total: usize = bag.iter().map(|(_, c)| usize::from(*c)).sum();
+    if total > engine::MAX_BAG {
+        return Err(invalid(
+            "tiles",
+            format!("a bag holds at most {} tiles, not {total}", engine::MAX_BAG),
+        ));
+    }
+    bag.sort();
+    Ok(Some(bag))
+}
+
+pub fn seed(bytes: &[u8]) -> Result<Option<engine::Seed>, ApiError> {
+    match bytes.len() {
+        0 => Ok(None),
+        32 => {
+            let mut seed = [0; 32];
+            seed.copy_from_slice(bytes);
+            Ok(Some(engine::Seed(seed)))
+        }
+        n => Err(invalid("seed", format!("must be empty or 32 bytes, not {n}"))),
+    }
+}
+
+fn position(field: &str, p: Option<&proto::Position>) -> Result<Pos, ApiError> {
+    let p = p.ok_or_else(|| invalid(field, "missing"))?;
+    if p.x.abs() > MAX_COORD || p.y.abs() > MAX_COORD {
+        return Err(invalid(field, format!("coordinates are within ±{MAX_COORD}")));
+    }
+    Ok(Pos::new(p.x, p.y))
+}
+
+fn place(field: &str, value: i32) -> Result<Option<Place>, ApiError> {
+    use proto::Place as P;
+    let p = P::try_from(value).map_err(|_| invalid(field, format!("unknown place {value}")))?;
+    Ok(Some(match p {
+        P::Unspecified => return Ok(None),
+        P::N => Place::Edge(Dir::N),
+        P::E => Place::Edge(Dir::E),
+        P::S => Place::Edge(Dir::S),
+        P::W => Place::Edge(Dir::W),
+        P::Nw => Place::Half(Half::Nw),
+        P::Ne => Place::Half(Half::Ne),
+        P::En => Place::Half(Half::En),
+        P::Es => Place::Half(Half::Es),
+        P::Se => Place::Half(Half::Se),
+        P::Sw => Place::Half(Half::Sw),
+        P::Ws => Place::Half(Half::Ws),
+        P::Wn => Place::Half(Half::Wn),
+        P::Cloister => Place::Cloister,
+    }))
+}
+
+fn quarter(field: &str, value: i32) -> Result<Option<Quarter>, ApiError> {
+    use proto::Quarter as Q;
+    match Q::try_from(value) {
+        Ok(Q::Unspecified) => Ok(None),
+        Ok(Q::Castle) => Ok(Some(Quarter::Castle)),
+        Ok(Q::Blacksmith) => Ok(Some(Quarter::Blacksmith)),
+        Ok(Q::Cathedral) => Ok(Some(Quarter::Cathedral)),
+        Ok(Q::Market) => Ok(Some(Quarter::Market)),
+        Err(_) => Err(invalid(field, format!("unknown quarter {value}"))),
+    }
+}
+
+fn target(field: &str, t: Option<&proto::Target>) -> Result<engine::Target, ApiError> {
+    let t = t.ok_or_else(|| invalid(field, "missing"))?;
+    let pos = position(&format!("{field}.position"), t.position.as_ref())?;
+    let place = place(&format!("{field}.place"), t.place)?
+        .ok_or_else(|| invalid(&format!("{field}.place"), "missing"))?;
+    Ok(engine::Target { pos, place })
+}
+
+/// An action to the engine command it asks for.
+pub fn action(action: Option<&proto::Action>) -> Result<Command, ApiError> {
+    use proto::action::Action as A;
+    let action = action
+        .and_then(|a| a.action.as_ref())
+        .ok_or_else(|| invalid("action", "missing"))?;
+    Ok(match action {
+        A::PlaceTile(p) => {
+            let pos = position("action.place_tile.position", p.position.as_ref())?;
+            let rotation = Rotation::from_degrees(i64::from(p.rotation)).ok_or_else(|| {
+                invalid(
+                    "action.place_tile.rotation",
+                    format!("expected 0, 90, 180 or 270, found {}", p.rotation),
+                )
+            })?;
+            Command::PlaceTile { pos, rotation }
+        }
+        A::PlaceFollower(p) => Command::PlaceFollower(place("action.place_follower.place", p.place)?),
+        A::MoveFromCarcassonne(m) => {
+            Command::MoveFromCarcassonne(target("action.move_from_carcassonne.target", m.target.as_ref())?)
+        }
+        A::Pass(_) => Command::Pass,
+        A::DeployToCarcassonne(d) => Command::DeployToCarcassonne {
+            quarter: quarter("action.deploy_to_carcassonne.quarter", d.quarter)?
+                .ok_or_else(|| invalid("action.deploy_to_carcassonne.quarter", "missing"))?,
+            count: quarter("action.deploy_to_carcassonne.count", d.count)?,
+        },
+    })
+}

@@ -1,0 +1,339 @@
+//! Engine state and events as protobuf messages: the one function that
+//! builds what the outside may see (design-notes: "the seed is sealed until
+//! the end"). Nothing else serializes game state for clients.
+
+use carcassonne_engine::{
+    self as engine, Effect, Event, FeatureKind, Game, Pending, Place, Quarter, Rules, Scored, SmallCity,
+};
+
+use crate::proto;
+
+/// What the server knows of a game beside its rules state.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GameInfo {
+    pub id: String,
+    pub create_time_ms: i64,
+    pub spectator_delay: u32,
+    /// SHA-256 of the seed, hex: the commitment shown from the start.
+    pub seed_sha256: String,
+}
+
+/// The public view of a game at `version`.
+pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
+    let finished = game.is_finished();
+    let city = game.city();
+    proto::Game {
+        name: format!("games/{}", info.id),
+        version,
+        status: if finished {
+            proto::GameStatus::Finished
+        } else {
+            proto::GameStatus::Running
+        } as i32,
+        rules: Some(rules(game.rules())),
+        players: game
+            .setup()
+            .players
+            .iter()
+            .enumerate()
+            .map(|(seat, name)| proto::Player {
+                seat: seat as u32,
+                name: name.clone(),
+                score: game.scores()[seat],
+                followers_in_supply: u32::from(game.supply()[seat]),
+                followers_in_carcassonne: city
+                    .map_or(0, |c| u32::from(c.followers_of(engine::Seat(seat as u8)))),
+            })
+            .collect(),
+        tiles: game
+            .tiles()
+            .iter()
+            .map(|t| proto::BoardTile {
+                kind: t.kind.name().to_owned(),
+                position: Some(position(t.pos)),
+                rotation: u32::from(t.rotation.degrees()),
+            })
+            .collect(),
+        followers: game
+            .followers()
+            .map(|f| proto::BoardFollower {
+                seat: u32::from(f.owner.0),
+                target: Some(target(engine::Target {
+                    pos: f.at,
+                    place: f.place,
+                })),
+                feature: feature_kind(f.kind) as i32,
+            })
+            .collect(),
+        pending: Some(pending(game.pending())),
+        bag: engine::TileKind::all()
+            .filter(|&k| game.in_bag(k) > 0)
+            .map(|k| proto::TileCount {
+                kind: k.name().to_owned(),
+                count: u32::from(game.in_bag(k)),
+            })
+            .collect(),
+        city: city.map(|c| proto::City {
+            count: quarter(c.count) as i32,
+            followers: Quarter::ALL
+                .iter()
+                .flat_map(|&q| {
+                    (0..game.players()).filter_map(move |seat| {
+                        let count = c.quarters[q.index()][seat];
+                        (count > 0).then(|| proto::QuarterFollowers {
+                            quarter: quarter(q) as i32,
+                            seat: seat as u32,
+                            count: u32::from(count),
+                        })
+                    })
+                })
+                .collect(),
+        }),
+        seed_sha256: info.seed_sha256.clone(),
+        // Revealed only at the end (B-3).
+        seed: match (finished, game.setup().seed) {
+            (true, Some(seed)) => seed.to_hex(),
+            _ => String::new(),
+        },
+        winners: if finished {
+            game.leaders().iter().map(|s| u32::from(s.0)).collect()
+        } else {
+            Vec::new()
+        },
+        spectator_delay: info.spectator_delay,
+        create_time_ms: info.create_time_ms,
+    }
+}
+
+pub fn rules(rules: Rules) -> proto::RuleOptions {
+    proto::RuleOptions {
+        small_city: match rules.small_city {
+            SmallCity::Halved => proto::SmallCity::Halved,
+            SmallCity::Normal => proto::SmallCity::Normal,
+        } as i32,
+        farmers: match rules.farmers {
+            engine::Farmers::CityCentric4 => proto::FarmerScoring::CityCentric4,
+            engine::Farmers::FarmCentric3 => proto::FarmerScoring::FarmCentric3,
+        } as i32,
+        expansions: rules
+            .expansions()
+            .map(|e| match e {
+                engine::Expansion::River => proto::Expansion::River,
+                engine::Expansion::Count => proto::Expansion::Count,
+            } as i32)
+            .collect(),
+    }
+}
+
+pub fn pending(pending: Pending) -> proto::PendingDecision {
+    use proto::DecisionKind as K;
+    let (kind, tile, placer) = match pending {
+        // The dealer draws at once: clients never see this decision.
+        Pending::Draw { .. } | Pending::Finished => (K::Unspecified, String::new(), 0),
+        Pending::PlaceTile { tile, .. } => (K::PlaceTile, tile.name().to_owned(), 0),
+        Pending::PlaceFollower { .. } => (K::PlaceFollower, String::new(), 0),
+        Pending::Redeploy { placer, .. } => (K::Redeploy, String::new(), u32::from(placer.0)),
+        Pending::DeployToCarcassonne { .. } => (K::DeployToCarcassonne, String::new(), 0),
+        Pending::FinalRound { .. } => (K::FinalRound, String::new(), 0),
+    };
+    let seat = match pending {
+        Pending::Finished | Pending::Draw { .. } => 0,
+        other => other.player().map_or(0, |s| u32::from(s.0)),
+    };
+    proto::PendingDecision {
+        kind: kind as i32,
+        seat,
+        tile,
+        placer,
+    }
+}
+
+pub fn position(pos: engine::Pos) -> proto::Position {
+    proto::Position { x: pos.x, y: pos.y }
+}
+
+pub fn target(t: engine::Target) -> proto::Target {
+    proto::Target {
+        position: Some(position(t.pos)),
+        place: place(Some(t.place)) as i32,
+    }
+}
+
+pub fn place(place: Option<Place>) -> proto::Place {
+    use engine::{Dir, Half};
+    use proto::Place as P;
+    match place {
+        None => P::Unspecified,
+        Some(Place::Edge(d)) => match d {
+            Dir::N => P::N,
+            Dir::E => P::E,
+            Dir::S => P::S,
+            Dir::W => P::W,
+        },
+        Some(Place::Half(h)) => match h {
+            Half::Nw => P::Nw,
+            Half::Ne => P::Ne,
+            Half::En => P::En,
+            Half::Es => P::Es,
+            Half::Se => P::Se,
+            Half::Sw => P::Sw,
+            Half::Ws => P::Ws,
+            Half::Wn => P::Wn,
+        },
+        Some(Place::Cloister) => P::Cloister,
+    }
+}
+
+pub fn quarter(q: Quarter) -> proto::Quarter {
+    match q {
+        Quarter::Castle => proto::Quarter::Castle,
+        Quarter::Blacksmith => proto::Quarter::Blacksmith,
+        Quarter::Cathedral => proto::Quarter::Cathedral,
+        Quarter::Market => proto::Quarter::Market,
+    }
+}
+
+pub fn feature_kind(kind: FeatureKind) -> proto::FeatureKind {
+    match kind {
+        FeatureKind::Road => proto::FeatureKind::Road,
+        FeatureKind::City => proto::FeatureKind::City,
+        FeatureKind::Cloister => proto::FeatureKind::Cloister,
+        FeatureKind::Field => proto::FeatureKind::Field,
+    }
+}
+
+pub fn score_change(change: &engine::ScoreChange) -> proto::ScoreChange {
+    let seats = change.players.iter().map(|s| u32::from(s.0)).collect();
+    match change.scored {
+        Scored::Feature(f) => proto::ScoreChange {
+            seats,
+            points: change.points,
+            rule: change.rule.as_str().to_owned(),
+            feature: feature_kind(f.kind) as i32,
+            at: Some(target(engine::Target {
+                pos: f.at,
+                place: f.place,
+            })),
+            tiles: u32::from(f.tiles),
+            pennants: u32::from(f.pennants),
+        },
+        Scored::CityOfCarcassonne => proto::ScoreChange {
+            seats,
+            points: change.points,
+            rule: change.rule.as_str().to_owned(),
+            feature: proto::FeatureKind::CityOfCarcassonne as i32,
+            at: None,
+            tiles: 12,
+            pennants: 0,
+        },
+    }
+}
+
+/// An event as everybody may see it, with the effects it caused. `seat` is
+/// who acted (none for the creation and for draws); `seed_sha256` stands in
+/// for the creation's seed.
+pub fn event(
+    version: i64,
+    time_ms: i64,
+    seat: Option<engine::Seat>,
+    event: &Event,
+    effects: &[Effect],
+    seed_sha256: &str,
+) -> proto::GameEvent {
+    use proto::game_event::Event as E;
+    let body = match event {
+        Event::Created(setup) => E::Created(proto::GameCreated {
+            rules: Some(rules(setup.rules)),
+            players: setup.players.clone(),
+            tiles: setup
+                .tiles
+                .iter()
+                .flatten()
+                .map(|(k, c)| proto::TileCount {
+                    kind: k.name().to_owned(),
+                    count: u32::from(*c),
+                })
+                .collect(),
+            seed_sha256: seed_sha256.to_owned(),
+        }),
+        Event::Drawn(tile) => E::TileDrawn(proto::TileDrawn {
+            kind: tile.name().to_owned(),
+            seat: seat.map_or(0, |s| u32::from(s.0)),
+        }),
+        Event::TilePlaced { pos, rotation } => E::TilePlaced(proto::PlaceTile {
+            position: Some(position(*pos)),
+            rotation: u32::from(rotation.degrees()),
+        }),
+        Event::FollowerPlaced(p) => E::FollowerPlaced(proto::PlaceFollower {
+            place: place(*p) as i32,
+        }),
+        Event::FollowerMoved(t) => E::FollowerMoved(proto::MoveFromCarcassonne {
+            target: Some(target(*t)),
+        }),
+        Event::Passed => E::Passed(proto::Pass {}),
+        Event::DeployedToCarcassonne { quarter: q, count } => {
+            E::DeployedToCarcassonne(proto::DeployToCarcassonne {
+                quarter: quarter(*q) as i32,
+                count: count.map_or(proto::Quarter::Unspecified, quarter) as i32,
+            })
+        }
+    };
+    let acted = match event {
+        Event::Created(_) | Event::Drawn(_) => None,
+        _ => seat.map(|s| u32::from(s.0)),
+    };
+    proto::GameEvent {
+        version,
+        time_ms,
+        event: Some(body),
+        seat: acted,
+        score_changes: effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Scored(change) => Some(score_change(change)),
+                _ => None,
+            })
+            .collect(),
+        discarded: effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::Discarded(tile) => Some(tile.name().to_owned()),
+                _ => None,
+            })
+            .collect(),
+        finished: effects.iter().any(|e| matches!(e, Effect::Finished)),
+    }
+}
+
+/// Every legal action of the pending decision.
+pub fn actions(game: &Game) -> Vec<proto::Action> {
+    use proto::action::Action as A;
+    game.legal_commands()
+        .into_iter()
+        .filter_map(|command| {
+            let action = match command {
+                engine::Command::Draw(_) => return None,
+                engine::Command::PlaceTile { pos, rotation } => A::PlaceTile(proto::PlaceTile {
+                    position: Some(position(pos)),
+                    rotation: u32::from(rotation.degrees()),
+                }),
+                engine::Command::PlaceFollower(p) => A::PlaceFollower(proto::PlaceFollower {
+                    place: place(p) as i32,
+                }),
+                engine::Command::MoveFromCarcassonne(t) => {
+                    A::MoveFromCarcassonne(proto::MoveFromCarcassonne {
+                        target: Some(target(t)),
+                    })
+                }
+                engine::Command::Pass => A::Pass(proto::Pass {}),
+                engine::Command::DeployToCarcassonne { quarter: q, count } => {
+                    A::DeployToCarcassonne(proto::DeployToCarcassonne {
+                        quarter: quarter(q) as i32,
+                        count: count.map_or(proto::Quarter::Unspecified, quarter) as i32,
+                    })
+                }
+            };
+            Some(proto::Action { action: Some(action) })
+        })
+        .collect()
+}

@@ -1,0 +1,307 @@
+//! Games: the one place that knows both the store and the engine.
+//!
+//! A game is loaded by reading its events and folding them through the
+//! engine; recently used games stay in a bounded cache, and a game not in
+//! it is rebuilt on demand. An action is decided on the cached state,
+//! appended durably with the version it was decided on (optimistic
+//! concurrency), and only then answered.
+
+pub mod auth;
+mod cache;
+pub mod stored;
+
+use std::sync::Arc;
+
+use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
+use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent};
+
+use self::cache::Cache;
+use self::stored::{Loaded, Opened, new_event};
+use crate::api::status::ApiError;
+
+/// An event of a game with what it caused, as an answer carries it.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub stored: StoredEvent,
+    pub event: Event,
+    pub effects: Vec<Effect>,
+}
+
+/// What creating a game returns.
+#[derive(Debug)]
+pub struct Created {
+    pub loaded: Arc<Loaded>,
+    pub tokens: Vec<String>,
+}
+
+/// What an action returns: the events it produced and the game after them.
+#[derive(Debug)]
+pub struct Acted {
+    pub outcomes: Vec<Outcome>,
+    pub loaded: Arc<Loaded>,
+}
+
+/// A new game, as `CreateGame` asks for it.
+#[derive(Debug, Clone)]
+pub struct NewGame {
+    pub setup: Setup,
+    pub spectator_delay: u32,
+}
+
+pub struct Games {
+    store: Arc<dyn EventStore>,
+    cache: Cache,
+}
+
+impl Games {
+    pub fn new(store: Arc<dyn EventStore>, cache_capacity: usize) -> Games {
+        Games {
+            store,
+            cache: Cache::new(cache_capacity),
+        }
+    }
+
+    pub fn store(&self) -> &Arc<dyn EventStore> {
+        &self.store
+    }
+
+    /// Creates a game: its opening, its creation and its first draw, in one
+    /// atomic append.
+    pub fn create(&self, id: &GameId, request_id: &RequestId, new: NewGame) -> Result<Created, ApiError> {
+        let mut setup = new.setup;
+        if setup.seed.is_none() {
+            let seed = auth::random_seed().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
+            setup.seed = Some(Seed(seed));
+        }
+        Game::check_setup(&setup).map_err(|e| ApiError::InvalidArgument {
+            field: "players".to_owned(),
+            message: e.to_string(),
+        })?;
+        let tokens = (0..setup.players.len())
+            .map(|_| auth::new_token())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
+        let opened = Opened {
+            token_hashes: tokens.iter().map(|t| auth::hash(t)).collect(),
+            spectator_delay: new.spectator_delay,
+        };
+        let mut game = Game::new(setup.clone());
+        let mut events = vec![Event::Created(setup)];
+        game.run_automatic(&mut events, &mut ());
+        let mut batch = vec![opened.to_new_event()];
+        batch.extend(events.iter().map(|e| new_event(None, e)));
+        let already = || ApiError::AlreadyExists(format!("games/{id}"));
+        self.store
+            .append(id, 0, request_id, &batch)
+            .map_err(|e| match e {
+                StoreError::Conflict { .. } => already(),
+                other => store_error(other),
+            })?;
+        // A retried creation gets the first append back from the store, with
+        // other tokens than ours: those were shown once and cannot be again.
+        let stored = self.store.read_game(id, 1).map_err(store_error)?;
+        if stored.first().map(|e| &e.payload) != Some(&batch[0].payload) {
+            return Err(already());
+        }
+        let loaded = self.load(id)?;
+        Ok(Created { loaded, tokens })
+    }
+
+    /// The game now, from the cache or rebuilt from the store.
+    pub fn load(&self, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
+        let summary = self
+            .store
+            .game(id)
+            .map_err(store_error)?
+            .ok_or_else(|| ApiError::NotFound(id.to_string()))?;
+        if let Some(loaded) = self.cache.get(id)
+            && loaded.version == summary.last_seq
+        {
+            return Ok(loaded);
+        }
+        let stored = self.store.read_game(id, 1).map_err(store_error)?;
+        let loaded = Arc::new(Loaded::fold(&stored, None, |_, _, _| {}).map_err(ApiError::Corrupt)?);
+        self.cache.put(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    /// Games in id order, `finished` filtering by status (`None`: all).
+    /// Scans a bounded number of store pages per call, so a filter that
+    /// matches rarely returns short pages rather than taking long.
+    pub fn list(
+        &self,
+        finished: Option<bool>,
+        page_size: usize,
+        page_token: Option<&str>,
+    ) -> Result<(Vec<Arc<Loaded>>, Option<String>), ApiError> {
+        const MAX_SCANS: usize = 8;
+        let mut found = Vec::with_capacity(page_size);
+        let mut token = page_token.map(str::to_owned);
+        for _ in 0..MAX_SCANS {
+            // Never ask for more than still fits, so no game is skipped
+            // between this page and the next.
+            let page = self
+                .store
+                .list_games(token.as_deref(), page_size - found.len())
+                .map_err(|e| match e {
+                    StoreError::InvalidArgument(_) => ApiError::InvalidArgument {
+                        field: "page_token".to_owned(),
+                        message: "not a token this server gave".to_owned(),
+                    },
+                    other => store_error(other),
+                })?;
+            for summary in &page.games {
+                let loaded = self.load(&summary.game)?;
+                if finished.is_none_or(|f| loaded.game.is_finished() == f) {
+                    found.push(loaded);
+                }
+            }
+            token = page.next_page_token;
+            if token.is_none() || found.len() == page_size {
+                break;
+            }
+        }
+        Ok((found, token))
+    }
+
+    /// The game at an earlier version, with every event's outcome up to it.
+    pub fn history(&self, id: &GameId, until: Option<u64>) -> Result<(Loaded, Vec<Outcome>), ApiError> {
+        let stored = self.store.read_game(id, 1).map_err(store_error)?;
+        let mut outcomes = Vec::new();
+        let loaded = Loaded::fold(&stored, until, |s, e, fx| {
+            outcomes.push(Outcome {
+                stored: s.clone(),
+                event: e.clone(),
+                effects: fx.to_vec(),
+            });
+        })
+        .map_err(ApiError::Corrupt)?;
+        Ok((loaded, outcomes))
+    }
+
+    /// One action of the seat holding `token`.
+    pub fn act(
+        &self,
+        id: &GameId,
+        token: &str,
+        expected_version: u64,
+        request_id: &RequestId,
+        command: &Command,
+    ) -> Result<Acted, ApiError> {
+        let loaded = self.load(id)?;
+        let seat = auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?;
+        if let Some(answer) = self.retried(id, request_id)? {
+            return Ok(answer);
+        }
+        if expected_version != loaded.version {
+            return Err(ApiError::StaleVersion {
+                expected: expected_version as i64,
+                actual: loaded.version as i64,
+            });
+        }
+        let actor = Actor::Seat(Seat(seat));
+        let mut game = loaded.game.clone();
+        let mut events = game.decide(actor, command).map_err(ApiError::from_play)?;
+        // Apply, with the draws that follow, keeping each event's effects.
+        let mut effects: Vec<Vec<Effect>> = Vec::new();
+        for event in &events {
+            let mut fx = Vec::new();
+            game.apply_observed(event, &mut fx);
+            effects.push(fx);
+        }
+        while let Some(event) = game.automatic() {
+            let mut fx = Vec::new();
+            game.apply_observed(&event, &mut fx);
+            effects.push(fx);
+            events.push(event);
+        }
+        let batch: Vec<_> = events
+            .iter()
+            .map(|e| {
+                new_event(
+                    if matches!(e, Event::Drawn(_)) {
+                        None
+                    } else {
+                        Some(Seat(seat))
+                    },
+                    e,
+                )
+            })
+            .collect();
+        let appended = self
+            .store
+            .append(id, loaded.version, request_id, &batch)
+            .map_err(|e| match e {
+                StoreError::Conflict { actual, .. } => ApiError::StaleVersion {
+                    expected: expected_version as i64,
+                    actual: actual as i64,
+                },
+                other => store_error(other),
+            })?;
+        if appended.first_seq != loaded.version + 1 {
+            // Another call with this request id got there first.
+            return self.answer(id, appended.first_seq, appended.last_seq);
+        }
+        let stored = self
+            .store
+            .read_game(id, appended.first_seq)
+            .map_err(store_error)?;
+        let outcomes = stored
+            .into_iter()
+            .zip(events)
+            .zip(effects)
+            .map(|((stored, event), effects)| Outcome {
+                stored,
+                event,
+                effects,
+            })
+            .collect();
+        let next = Arc::new(Loaded {
+            game,
+            version: appended.last_seq,
+            ..(*loaded).clone()
+        });
+        self.cache.put(id, next.clone());
+        Ok(Acted {
+            outcomes,
+            loaded: next,
+        })
+    }
+
+    /// The first answer to a request id this game has already seen.
+    fn retried(&self, id: &GameId, request_id: &RequestId) -> Result<Option<Acted>, ApiError> {
+        // The store answers an append that repeats a request id with the
+        // first append's result, whatever it is asked to write; an expected
+        // version that never holds makes any other append a conflict that
+        // writes nothing.
+        let probe = [carcassonne_store::NewEvent {
+            actor: carcassonne_store::Actor::Server,
+            schema: 0,
+            payload: Vec::new(),
+        }];
+        match self.store.append(id, u64::MAX, request_id, &probe) {
+            Ok(appended) => self.answer(id, appended.first_seq, appended.last_seq).map(Some),
+            Err(StoreError::Conflict { .. }) => Ok(None),
+            Err(other) => Err(store_error(other)),
+        }
+    }
+
+    /// Rebuilds the answer of an earlier action from the store.
+    fn answer(&self, id: &GameId, first: u64, last: u64) -> Result<Acted, ApiError> {
+        let (loaded, outcomes) = self.history(id, Some(last))?;
+        let outcomes = outcomes.into_iter().filter(|o| o.stored.seq >= first).collect();
+        Ok(Acted {
+            outcomes,
+            loaded: Arc::new(loaded),
+        })
+    }
+}
+
+/// Store failures as API errors: the caller's, ours, or damage.
+pub fn store_error(error: StoreError) -> ApiError {
+    match error {
+        StoreError::NotFound(game) => ApiError::NotFound(game),
+        error if error.corruption().is_some() => ApiError::Corrupt(error.to_string()),
+        error => ApiError::Internal(error.to_string()),
+    }
+}

@@ -1,0 +1,176 @@
+//! What a game's stream holds, and how it folds back into a game.
+//!
+//! A game's stream starts with the server's own event (schema
+//! [`OPENED_SCHEMA`]: the seats' token hashes and the spectator delay),
+//! then the engine's events (schema [`carcassonne_engine::codec::SCHEMA`]):
+//! the creation, every draw and every decision.
+
+use carcassonne_engine::{Effect, Event, Game, Seat, codec};
+use carcassonne_store::{Actor, NewEvent, StoredEvent};
+
+use super::auth::{TokenHash, seed_commitment};
+use crate::api::view::GameInfo;
+
+/// The schema of the server's first event of a game.
+pub const OPENED_SCHEMA: u16 = 100;
+
+/// The server's first event of a game.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Opened {
+    pub token_hashes: Vec<TokenHash>,
+    pub spectator_delay: u32,
+}
+
+impl Opened {
+    /// Format 1: `1`, spectator delay `u32` LE, seats `u8`, 32 bytes each.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![1];
+        out.extend(self.spectator_delay.to_le_bytes());
+        out.push(self.token_hashes.len() as u8);
+        for hash in &self.token_hashes {
+            out.extend(hash);
+        }
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<Opened, String> {
+        let (&format, rest) = bytes.split_first().ok_or("empty")?;
+        if format != 1 {
+            return Err(format!("unknown format {format}"));
+        }
+        let delay: [u8; 4] = rest
+            .get(..4)
+            .and_then(|b| b.try_into().ok())
+            .ok_or("truncated delay")?;
+        let (&seats, hashes) = rest[4..].split_first().ok_or("truncated seats")?;
+        if hashes.len() != 32 * seats as usize {
+            return Err(format!(
+                "{} bytes of token hashes for {seats} seats",
+                hashes.len()
+            ));
+        }
+        let token_hashes = hashes
+            .chunks_exact(32)
+            .map(|c| {
+                let mut hash = [0; 32];
+                hash.copy_from_slice(c);
+                hash
+            })
+            .collect();
+        Ok(Opened {
+            token_hashes,
+            spectator_delay: u32::from_le_bytes(delay),
+        })
+    }
+
+    pub fn to_new_event(&self) -> NewEvent {
+        NewEvent {
+            actor: Actor::Server,
+            schema: OPENED_SCHEMA,
+            payload: self.encode(),
+        }
+    }
+}
+
+/// An engine event, ready to append.
+pub fn new_event(actor: Option<Seat>, event: &Event) -> NewEvent {
+    NewEvent {
+        actor: actor.map_or(Actor::Server, |s| Actor::Seat(s.0)),
+        schema: codec::SCHEMA,
+        payload: codec::encode(event),
+    }
+}
+
+/// A game folded from its stream.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    pub info: GameInfo,
+    pub opened: Opened,
+    pub game: Game,
+    /// The sequence number of the last event.
+    pub version: u64,
+}
+
+/// Decodes one stored engine event.
+pub fn engine_event(stored: &StoredEvent) -> Result<Event, String> {
+    codec::decode(stored.schema, &stored.payload).map_err(|e| format!("event {}: {e}", stored.seq))
+}
+
+impl Loaded {
+    /// Folds a stream, up to `until` (a version) if given; `each` sees every
+    /// engine event with its effects and the actor's seat.
+    pub fn fold(
+        stored: &[StoredEvent],
+        until: Option<u64>,
+        mut each: impl FnMut(&StoredEvent, &Event, &[Effect]),
+    ) -> Result<Loaded, String> {
+        let (first, rest) = stored.split_first().ok_or("no events")?;
+        if first.schema != OPENED_SCHEMA {
+            return Err(format!(
+                "event 1 has schema {}, not the server's opening",
+                first.schema
+            ));
+        }
+        let opened = Opened::decode(&first.payload).map_err(|e| format!("event 1: {e}"))?;
+        let (second, rest) = rest.split_first().ok_or("no creation event")?;
+        let Event::Created(setup) = engine_event(second)? else {
+            return Err("event 2 is not the creation".to_owned());
+        };
+        Game::check_setup(&setup).map_err(|e| format!("event 2: {e}"))?;
+        if setup.players.len() != opened.token_hashes.len() {
+            return Err("seats and token hashes disagree".to_owned());
+        }
+        let seed_sha256 = setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default();
+        let info = GameInfo {
+            id: first.game.as_str().to_owned(),
+            create_time_ms: first.time_millis as i64,
+            spectator_delay: opened.spectator_delay,
+            seed_sha256,
+        };
+        let created = Event::Created(setup.clone());
+        let mut game = Game::new(setup);
+        each(second, &created, &[]);
+        let mut version = second.seq;
+        let mut effects = Vec::new();
+        for stored in rest {
+            if until.is_some_and(|u| stored.seq > u) {
+                break;
+            }
+            let event = engine_event(stored)?;
+            // Only events `decide` accepted were ever stored; check anyway,
+            // so that a damaged stream is an error, not a wrong game.
+            let actor = match stored.actor {
+                Actor::Seat(s) => carcassonne_engine::Actor::Seat(Seat(s)),
+                Actor::Server => carcassonne_engine::Actor::Dealer,
+            };
+            let command =
+                command_of(&event).ok_or_else(|| format!("event {}: not a decision", stored.seq))?;
+            game.decide(actor, &command)
+                .map_err(|e| format!("event {}: {e}", stored.seq))?;
+            effects.clear();
+            game.apply_observed(&event, &mut effects);
+            each(stored, &event, &effects);
+            version = stored.seq;
+        }
+        Ok(Loaded {
+            info,
+            opened,
+            game,
+            version,
+        })
+    }
+}
+
+/// The command that produced an event, to re-check stored events.
+pub fn command_of(event: &Event) -> Option<carcassonne_engine::Command> {
+    use carcassonne_engine::Command;
+    Some(match *event {
+        Event::Created(_) => return None,
+        Event::Drawn(tile) => Command::Draw(tile),
+        Event::TilePlaced { pos, rotation } => Command::PlaceTile { pos, rotation },
+        Event::FollowerPlaced(place) => Command::PlaceFollower(place),
+        Event::FollowerMoved(target) => Command::MoveFromCarcassonne(target),
+        Event::Passed => Command::Pass,
+        Event::DeployedToCarcassonne { quarter, count } => Command::DeployToCarcassonne { quarter, count },
+    })
+}

@@ -1,0 +1,23 @@
+//! The Carcassonne server: the one package that knows both the rules
+//! engine and the event store, and the only one that knows protobuf.
+//!
+//! - [`api`]: requests parsed into engine types, state and events turned
+//!   into messages, errors turned into statuses.
+//! - [`games`]: loading games from the store (fold + bounded cache) and
+//!   appending their events.
+//! - [`server`]: the gRPC services and the server's life cycle.
+//!
+//! The `carcassonne` binary (`src/main.rs`, with the offline commands in
+//! `src/cli.rs`) is a thin command line over this library.
+
+pub mod api;
+pub mod games;
+pub mod server;
+
+/// The code generated from `proto/`.
+pub mod proto {
+    tonic::include_proto!("carcassonne.v1");
+
+    /// The descriptor set of `proto/`, for server reflection.
+    pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("carcassonne_descriptor");
+}

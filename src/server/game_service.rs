@@ -1,0 +1,249 @@
+//! `carcassonne.v1.GameService`: create, read and play games.
+//!
+//! Each call parses its request into engine types (`api::parse`), runs the
+//! blocking store work on `spawn_blocking`, and answers through the one
+//! view function (`api::view`). Errors go through the one table
+//! (`api::status`).
+
+use std::sync::Arc;
+
+use carcassonne_engine::Setup;
+use carcassonne_store::{GameId, RequestId};
+use tokio::sync::Semaphore;
+use tonic::{Request, Response, Status};
+use tracing::Instrument as _;
+
+use crate::api::status::ApiError;
+use crate::api::{parse, view};
+use crate::games::stored::Loaded;
+use crate::games::{Acted, Games, NewGame, Outcome};
+use crate::proto;
+
+pub struct GameService {
+    games: Arc<Games>,
+    /// Bounds the calls that touch the store at once; past it, callers get
+    /// RESOURCE_EXHAUSTED rather than a queue that grows without end.
+    in_flight: Arc<Semaphore>,
+}
+
+impl GameService {
+    pub fn new(games: Arc<Games>, max_in_flight: usize) -> GameService {
+        GameService {
+            games,
+            in_flight: Arc::new(Semaphore::new(max_in_flight)),
+        }
+    }
+
+    /// Runs blocking store work off the async threads, within the bound.
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Games) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let permit = self
+            .in_flight
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Exhausted("too many calls in flight; retry shortly".to_owned()))?;
+        let games = self.games.clone();
+        let span = tracing::Span::current();
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            span.in_scope(|| work(&games))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
+    }
+}
+
+fn game_id(name: &str) -> Result<GameId, ApiError> {
+    let id = parse::game_name(name)?;
+    GameId::new(id).map_err(|e| ApiError::InvalidArgument {
+        field: "name".to_owned(),
+        message: e.to_string(),
+    })
+}
+
+fn request_id(id: &str) -> Result<RequestId, ApiError> {
+    parse::request_id(id)?;
+    RequestId::new(id).map_err(|e| ApiError::InvalidArgument {
+        field: "request_id".to_owned(),
+        message: e.to_string(),
+    })
+}
+
+/// The seat token of a request: `authorization: Bearer <token>`.
+fn token<T>(request: &Request<T>) -> Result<String, ApiError> {
+    let value = request
+        .metadata()
+        .get("authorization")
+        .ok_or(ApiError::MissingToken)?;
+    let text = value.to_str().map_err(|_| ApiError::BadToken)?;
+    let token = text.strip_prefix("Bearer ").unwrap_or(text).trim();
+    if token.is_empty() {
+        return Err(ApiError::MissingToken);
+    }
+    Ok(token.to_owned())
+}
+
+fn game_view(loaded: &Loaded) -> proto::Game {
+    view::game(&loaded.info, loaded.version as i64, &loaded.game)
+}
+
+fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
+    outcomes
+        .iter()
+        .map(|o| {
+            let seat = match o.stored.actor {
+                carcassonne_store::Actor::Seat(s) => Some(carcassonne_engine::Seat(s)),
+                carcassonne_store::Actor::Server => None,
+            };
+            view::event(
+                o.stored.seq as i64,
+                o.stored.time_millis as i64,
+                seat,
+                &o.event,
+                &o.effects,
+                &loaded.info.seed_sha256,
+            )
+        })
+        .collect()
+}
+
+/// A new game's id: derived from the creation's request id, so that a
+/// retried creation finds the game it made instead of making another.
+fn new_game_id(request_id: &RequestId) -> Result<GameId, ApiError> {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(request_id.as_str().as_bytes());
+    GameId::new(format!("g{}", &crate::games::auth::hex(&digest)[..24]))
+        .map_err(|e| ApiError::Internal(format!("derived game id: {e}")))
+}
+
+#[tonic::async_trait]
+impl proto::game_service_server::GameService for GameService {
+    async fn create_game(
+        &self,
+        request: Request<proto::CreateGameRequest>,
+    ) -> Result<Response<proto::CreateGameResponse>, Status> {
+        let r = request.into_inner();
+        let request_id = request_id(&r.request_id)?;
+        let setup = Setup {
+            rules: parse::rules(r.rules.as_ref())?,
+            players: parse::players(&r.players)?,
+            tiles: parse::bag(&r.tiles)?,
+            seed: parse::seed(&r.seed)?,
+        };
+        let id = new_game_id(&request_id)?;
+        let span = tracing::info_span!("create_game", game = %id);
+        let new = NewGame {
+            setup,
+            spectator_delay: r.spectator_delay,
+        };
+        let created = self
+            .blocking(move |games| games.create(&id, &request_id, new))
+            .instrument(span)
+            .await?;
+        tracing::info!(game = %created.loaded.info.id, "game created");
+        let tokens = created
+            .tokens
+            .into_iter()
+            .enumerate()
+            .map(|(seat, token)| proto::SeatToken {
+                seat: seat as u32,
+                token,
+            })
+            .collect();
+        Ok(Response::new(proto::CreateGameResponse {
+            game: Some(game_view(&created.loaded)),
+            tokens,
+        }))
+    }
+
+    async fn get_game(
+        &self,
+        request: Request<proto::GetGameRequest>,
+    ) -> Result<Response<proto::GetGameResponse>, Status> {
+        let id = game_id(&request.get_ref().name)?;
+        let span = tracing::info_span!("get_game", game = %id);
+        let loaded = self
+            .blocking(move |games| games.load(&id))
+            .instrument(span)
+            .await?;
+        Ok(Response::new(proto::GetGameResponse {
+            game: Some(game_view(&loaded)),
+        }))
+    }
+
+    async fn list_games(
+        &self,
+        request: Request<proto::ListGamesRequest>,
+    ) -> Result<Response<proto::ListGamesResponse>, Status> {
+        let r = request.into_inner();
+        let status = proto::GameStatus::try_from(r.status).map_err(|_| ApiError::InvalidArgument {
+            field: "status".to_owned(),
+            message: format!("unknown status {}", r.status),
+        })?;
+        let page_size = match r.page_size {
+            0 => 20,
+            n @ 1..=100 => n as usize,
+            n => {
+                return Err(ApiError::InvalidArgument {
+                    field: "page_size".to_owned(),
+                    message: format!("at most 100, not {n}"),
+                }
+                .into());
+            }
+        };
+        let token = (!r.page_token.is_empty()).then_some(r.page_token);
+        let finished = match status {
+            proto::GameStatus::Unspecified => None,
+            proto::GameStatus::Running => Some(false),
+            proto::GameStatus::Finished => Some(true),
+        };
+        let (games, next) = self
+            .blocking(move |games| games.list(finished, page_size, token.as_deref()))
+            .await?;
+        Ok(Response::new(proto::ListGamesResponse {
+            games: games.iter().map(|l| game_view(l)).collect(),
+            next_page_token: next.unwrap_or_default(),
+        }))
+    }
+
+    async fn get_legal_actions(
+        &self,
+        request: Request<proto::GetLegalActionsRequest>,
+    ) -> Result<Response<proto::GetLegalActionsResponse>, Status> {
+        let id = game_id(&request.get_ref().name)?;
+        let span = tracing::info_span!("get_legal_actions", game = %id);
+        let loaded = self
+            .blocking(move |games| games.load(&id))
+            .instrument(span)
+            .await?;
+        Ok(Response::new(proto::GetLegalActionsResponse {
+            version: loaded.version as i64,
+            pending: Some(view::pending(loaded.game.pending())),
+            actions: view::actions(&loaded.game),
+        }))
+    }
+
+    async fn act(&self, request: Request<proto::ActRequest>) -> Result<Response<proto::ActResponse>, Status> {
+        let token = token(&request)?;
+        let r = request.into_inner();
+        let id = game_id(&r.name)?;
+        let request_id = request_id(&r.request_id)?;
+        let command = parse::action(r.action.as_ref())?;
+        let expected = u64::try_from(r.expected_version).map_err(|_| ApiError::InvalidArgument {
+            field: "expected_version".to_owned(),
+            message: "must not be negative".to_owned(),
+        })?;
+        let span = tracing::info_span!("act", game = %id, request = %request_id);
+        let Acted { outcomes, loaded } = self
+            .blocking(move |games| games.act(&id, &token, expected, &request_id, &command))
+            .instrument(span)
+            .await?;
+        Ok(Response::new(proto::ActResponse {
+            version: loaded.version as i64,
+            events: events_view(&loaded, &outcomes),
+            game: Some(game_view(&loaded)),
+        }))
+    }
+}

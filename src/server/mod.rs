@@ -1,0 +1,161 @@
+//! The gRPC server and its life cycle, in the manner of mini-redis: one
+//! listener, limits on messages, streams and calls in flight, errors that
+//! stay with their call, and a graceful shutdown on a signal: stop
+//! accepting, finish the calls in flight (their appends are durable before
+//! they answer), close the store.
+
+mod game_service;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use carcassonne_store::{SledStore, StoreConfig};
+use tokio::net::TcpListener;
+use tokio_stream::wrappers::TcpListenerStream;
+use tonic::transport::Server;
+
+pub use self::game_service::GameService;
+use crate::games::Games;
+use crate::proto;
+use crate::proto::game_service_server::GameServiceServer;
+
+/// Largest request a client may send; larger ones get RESOURCE_EXHAUSTED.
+pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
+/// Largest response; a full game's state is far below it.
+pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    /// The event store's directory.
+    pub data: PathBuf,
+    /// Games kept folded in memory (the bound on games in memory).
+    pub cache_games: usize,
+    /// Calls that may wait on the store at once.
+    pub max_in_flight: usize,
+    /// Concurrent HTTP/2 streams per connection.
+    pub max_streams_per_connection: u32,
+    /// Concurrent calls per connection.
+    pub max_calls_per_connection: usize,
+    pub store: StoreConfig,
+}
+
+impl Default for ServerConfig {
+    fn default() -> ServerConfig {
+        ServerConfig {
+            data: PathBuf::from("./data"),
+            cache_games: 10_000,
+            max_in_flight: 4096,
+            max_streams_per_connection: 1024,
+            max_calls_per_connection: 1024,
+            store: StoreConfig::default(),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServerError {
+    #[error("opening the store in {path}: {source}")]
+    Store {
+        path: PathBuf,
+        source: carcassonne_store::StoreError,
+    },
+    #[error("reflection: {0}")]
+    Reflection(#[from] tonic_reflection::server::Error),
+    #[error("transport: {0}")]
+    Transport(#[from] tonic::transport::Error),
+}
+
+/// Accepted connections, with Nagle's algorithm off: small gRPC frames
+/// must not wait for the peer's delayed acknowledgement (40 ms).
+fn incoming(
+    listener: TcpListener,
+) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
+    use tokio_stream::StreamExt as _;
+    TcpListenerStream::new(listener).map(|accepted| {
+        let stream = accepted?;
+        stream.set_nodelay(true)?;
+        Ok(stream)
+    })
+}
+
+/// Logs to standard error, at the level of `RUST_LOG` (default `info`).
+pub fn init_tracing() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .try_init();
+}
+
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
+pub async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(signal) => signal,
+            Err(error) => {
+                tracing::warn!(%error, "no SIGTERM handler; only SIGINT stops the server");
+                let _ = interrupt.await;
+                return;
+            }
+        };
+        tokio::select! {
+            _ = interrupt => {}
+            _ = terminate.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = interrupt.await;
+    }
+    tracing::info!("shutting down: no new calls, finishing the calls in flight");
+}
+
+/// Serves every service on `listener` until `shutdown` resolves, then lets
+/// the calls in flight finish and closes the store.
+pub async fn serve(
+    config: ServerConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServerError> {
+    let store = SledStore::open(&config.data, config.store.clone()).map_err(|source| ServerError::Store {
+        path: config.data.clone(),
+        source,
+    })?;
+    let store: Arc<dyn carcassonne_store::EventStore> = Arc::new(store);
+    let games = Arc::new(Games::new(store.clone(), config.cache_games));
+    let game_service = GameServiceServer::new(GameService::new(games, config.max_in_flight))
+        .max_decoding_message_size(MAX_REQUEST_BYTES)
+        .max_encoding_message_size(MAX_RESPONSE_BYTES);
+
+    let reflection_v1 = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1()?;
+    let reflection_v1alpha = tonic_reflection::server::Builder::configure()
+        .register_encoded_file_descriptor_set(proto::FILE_DESCRIPTOR_SET)
+        .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
+        .build_v1alpha()?;
+    let (health, health_service) = tonic_health::server::health_reporter();
+    health.set_serving::<GameServiceServer<GameService>>().await;
+
+    let addr = listener.local_addr().ok();
+    tracing::info!(?addr, data = %config.data.display(), "serving");
+    Server::builder()
+        .max_concurrent_streams(config.max_streams_per_connection)
+        .concurrency_limit_per_connection(config.max_calls_per_connection)
+        .add_service(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(game_service)
+        .serve_with_incoming_shutdown(incoming(listener), shutdown)
+        .await?;
+    // Every call has answered, so every append is durable; dropping the
+    // last handle closes sled.
+    drop(store);
+    tracing::info!("stopped");
+    Ok(())
+}

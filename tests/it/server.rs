@@ -1,0 +1,504 @@
+//! The gRPC server against real clients on a loopback port.
+
+use std::net::SocketAddr;
+use std::path::Path;
+
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::{self, action::Action as A};
+use carcassonne::server::{self, ServerConfig};
+use tokio::sync::oneshot;
+use tonic::transport::Channel;
+use tonic::{Code, Request, Status};
+
+/// A server on a free loopback port, stopped when dropped or on `stop`.
+pub struct TestServer {
+    pub addr: SocketAddr,
+    stop: Option<oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl TestServer {
+    pub async fn start(data: &Path) -> TestServer {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = oneshot::channel::<()>();
+        let config = ServerConfig {
+            data: data.to_owned(),
+            ..ServerConfig::default()
+        };
+        let task = tokio::spawn(async move {
+            server::serve(config, listener, async {
+                let _ = stopped.await;
+            })
+            .await
+            .unwrap();
+        });
+        TestServer {
+            addr,
+            stop: Some(stop),
+            task: Some(task),
+        }
+    }
+
+    pub async fn client(&self) -> GameServiceClient<Channel> {
+        let url = format!("http://{}", self.addr);
+        for _ in 0..50 {
+            if let Ok(client) = GameServiceClient::connect(url.clone()).await {
+                return client;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("the server at {url} does not answer");
+    }
+
+    /// Stops the server and waits until its store is closed.
+    pub async fn stop(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            task.await.unwrap();
+        }
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+    }
+}
+
+pub fn create_request(
+    request_id: &str,
+    players: usize,
+    expansions: &[proto::Expansion],
+    seed: u8,
+) -> proto::CreateGameRequest {
+    proto::CreateGameRequest {
+        request_id: request_id.to_owned(),
+        players: (0..players).map(|i| format!("Bot {i}")).collect(),
+        rules: Some(proto::RuleOptions {
+            expansions: expansions.iter().map(|e| *e as i32).collect(),
+            ..Default::default()
+        }),
+        seed: vec![seed; 32],
+        tiles: Vec::new(),
+        spectator_delay: 0,
+    }
+}
+
+pub fn with_token<T>(message: T, token: &str) -> Request<T> {
+    let mut request = Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", format!("Bearer {token}").parse().unwrap());
+    request
+}
+
+pub fn act(name: &str, version: i64, request_id: &str, action: A) -> proto::ActRequest {
+    proto::ActRequest {
+        name: name.to_owned(),
+        expected_version: version,
+        request_id: request_id.to_owned(),
+        action: Some(proto::Action { action: Some(action) }),
+    }
+}
+
+fn reason(status: &Status) -> String {
+    use tonic_types::StatusExt as _;
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default()
+}
+
+/// Plays the game to its end with the first legal action each time, as the
+/// seat the game waits for. Returns the final game.
+pub async fn play_to_end(
+    client: &mut GameServiceClient<Channel>,
+    name: &str,
+    tokens: &[String],
+) -> proto::Game {
+    for step in 0.. {
+        let legal = client
+            .get_legal_actions(proto::GetLegalActionsRequest {
+                name: name.to_owned(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let pending = legal.pending.unwrap();
+        if pending.kind == proto::DecisionKind::Unspecified as i32 {
+            break;
+        }
+        // A varied but deterministic choice.
+        let action = legal.actions[step % legal.actions.len()].action.unwrap();
+        let token = &tokens[pending.seat as usize];
+        client
+            .act(with_token(
+                act(name, legal.version, &format!("step-{step}"), action),
+                token,
+            ))
+            .await
+            .unwrap();
+    }
+    client
+        .get_game(proto::GetGameRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_whole_game_through_the_api_scores_as_the_engine_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    for (i, expansions) in [&[][..], &[proto::Expansion::River, proto::Expansion::Count][..]]
+        .iter()
+        .enumerate()
+    {
+        let created = client
+            .create_game(create_request(&format!("create-{i}"), 3, expansions, 7 + i as u8))
+            .await
+            .unwrap()
+            .into_inner();
+        let game = created.game.unwrap();
+        assert_eq!(game.status, proto::GameStatus::Running as i32);
+        assert!(game.seed.is_empty(), "the seed is sealed while the game runs");
+        let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+        let done = play_to_end(&mut client, &game.name, &tokens).await;
+        assert_eq!(done.status, proto::GameStatus::Finished as i32);
+        // The same choices, through the engine alone, score the same.
+        let expected = replay_through_engine(&done, 7 + i as u8);
+        let scores: Vec<u32> = done.players.iter().map(|p| p.score).collect();
+        assert_eq!(scores, expected);
+        // The seed is revealed at the end and matches the commitment.
+        assert_eq!(done.seed, hex(&[7 + i as u8; 32]));
+        assert_eq!(
+            done.seed_sha256,
+            carcassonne::games::auth::seed_commitment(&[7 + i as u8; 32])
+        );
+    }
+    server.stop().await;
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Plays the engine with the same seed and the same choice rule as
+/// `play_to_end`, and returns its final scores.
+fn replay_through_engine(game: &proto::Game, seed: u8) -> Vec<u32> {
+    use carcassonne_engine::*;
+    let rules_proto = game.rules.clone().unwrap();
+    let rules = carcassonne::api::parse::rules(Some(&rules_proto)).unwrap();
+    let setup = Setup {
+        rules,
+        players: game.players.iter().map(|p| p.name.clone()).collect(),
+        tiles: None,
+        seed: Some(Seed([seed; 32])),
+    };
+    let mut engine = Game::new(setup);
+    engine.run_automatic(&mut Vec::new(), &mut ());
+    let mut step = 0;
+    while let Some(player) = engine.pending().player() {
+        let actions = carcassonne::api::view::actions(&engine);
+        let action = actions[step % actions.len()];
+        let command = carcassonne::api::parse::action(Some(&action)).unwrap();
+        engine.execute(Actor::Seat(player), &command, &mut ()).unwrap();
+        step += 1;
+    }
+    engine.scores().to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wrong_calls_get_precise_statuses_and_change_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let created = client
+        .create_game(create_request("errors", 2, &[], 1))
+        .await
+        .unwrap()
+        .into_inner();
+    let game = created.game.unwrap();
+    let name = game.name.clone();
+    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+    let legal = client
+        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let version = legal.version;
+    let good = legal.actions[0].action.unwrap();
+    let seat = legal.pending.unwrap().seat as usize;
+
+    let check = |result: Result<tonic::Response<proto::ActResponse>, Status>, code: Code, why: &str| {
+        let status = result.err().unwrap_or_else(|| panic!("accepted: {why}"));
+        assert_eq!(status.code(), code, "{why}: {status:?}");
+        assert_eq!(reason(&status), why, "{status:?}");
+        status
+    };
+    // No token, a bad token, another seat's token.
+    check(
+        client
+            .act(Request::new(act(&name, version, "r1", good)))
+            .await,
+        Code::Unauthenticated,
+        "MISSING_TOKEN",
+    );
+    check(
+        client
+            .act(with_token(act(&name, version, "r1", good), "nope"))
+            .await,
+        Code::PermissionDenied,
+        "BAD_TOKEN",
+    );
+    let other = &tokens[1 - seat];
+    let status = check(
+        client
+            .act(with_token(act(&name, version, "r1", good), other))
+            .await,
+        Code::PermissionDenied,
+        "NOT_YOUR_TURN",
+    );
+    assert!(status.message().contains("decision"), "{status:?}");
+    let mine = &tokens[seat];
+    // A stale version.
+    let status = check(
+        client
+            .act(with_token(act(&name, version - 1, "r1", good), mine))
+            .await,
+        Code::Aborted,
+        "STALE_VERSION",
+    );
+    assert!(status.message().contains(&version.to_string()));
+    // A move the rules forbid: a tile far from the board (B-T1).
+    let far = A::PlaceTile(proto::PlaceTile {
+        position: Some(proto::Position { x: 40, y: 40 }),
+        rotation: 0,
+    });
+    let status = check(
+        client.act(with_token(act(&name, version, "r1", far), mine)).await,
+        Code::FailedPrecondition,
+        "RULE_VIOLATION",
+    );
+    assert_eq!(status.metadata().get("carcassonne-rule").unwrap(), "B-T1");
+    use tonic_types::StatusExt as _;
+    assert_eq!(
+        status.get_error_details().error_info().unwrap().metadata["rule"],
+        "B-T1"
+    );
+    // Malformed input.
+    let bad_rotation = A::PlaceTile(proto::PlaceTile {
+        position: Some(proto::Position { x: 1, y: 0 }),
+        rotation: 45,
+    });
+    let status = check(
+        client
+            .act(with_token(act(&name, version, "r1", bad_rotation), mine))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_ARGUMENT",
+    );
+    assert!(status.message().contains("rotation"), "{status:?}");
+    let out_of_range = A::PlaceTile(proto::PlaceTile {
+        position: Some(proto::Position { x: i32::MAX, y: 0 }),
+        rotation: 0,
+    });
+    check(
+        client
+            .act(with_token(act(&name, version, "r1", out_of_range), mine))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_ARGUMENT",
+    );
+    check(
+        client
+            .act(with_token(act(&name, version, "", good), mine))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_ARGUMENT",
+    );
+    check(
+        client
+            .act(with_token(act("games/", version, "r1", good), mine))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_ARGUMENT",
+    );
+    check(
+        client
+            .act(with_token(act("nothing/x", version, "r1", good), mine))
+            .await,
+        Code::InvalidArgument,
+        "INVALID_ARGUMENT",
+    );
+    // An unknown game.
+    check(
+        client
+            .act(with_token(act("games/nope", version, "r1", good), mine))
+            .await,
+        Code::NotFound,
+        "GAME_NOT_FOUND",
+    );
+    // Nothing changed.
+    let now = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(now.version, version);
+    // A right move, then its retry: the same answer, nothing more stored.
+    let first = client
+        .act(with_token(act(&name, version, "r1", good), mine))
+        .await
+        .unwrap()
+        .into_inner();
+    let again = client
+        .act(with_token(act(&name, version, "r1", good), mine))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(first.version, again.version);
+    assert_eq!(first.events, again.events);
+    let now = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(now.version, first.version);
+    // A retried creation finds its game and does not make another.
+    let status = client
+        .create_game(create_request("errors", 2, &[], 1))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::AlreadyExists);
+    assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
+    // Bad creations.
+    let mut one_player = create_request("c2", 1, &[], 1);
+    let status = client.create_game(one_player.clone()).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    one_player.players = vec!["A".into(), "B".into()];
+    one_player.seed = vec![1; 5];
+    let status = client.create_game(one_player).await.unwrap_err();
+    assert!(status.message().contains("seed"), "{status:?}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_clients_racing_on_one_version_exactly_one_wins() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let created = client
+        .create_game(create_request("race", 2, &[], 3))
+        .await
+        .unwrap()
+        .into_inner();
+    let name = created.game.unwrap().name;
+    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+    for round in 0..10 {
+        let legal = client
+            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+            .await
+            .unwrap()
+            .into_inner();
+        let token = tokens[legal.pending.unwrap().seat as usize].clone();
+        let mut calls = Vec::new();
+        for racer in 0..2 {
+            let mut c = server.client().await;
+            let action = legal.actions[racer % legal.actions.len()].action.unwrap();
+            let request = with_token(
+                act(&name, legal.version, &format!("race-{round}-{racer}"), action),
+                &token,
+            );
+            calls.push(tokio::spawn(async move { c.act(request).await }));
+        }
+        let mut won = 0;
+        for call in calls {
+            match call.await.unwrap() {
+                Ok(_) => won += 1,
+                Err(status) => assert_eq!(status.code(), Code::Aborted, "{status:?}"),
+            }
+        }
+        assert_eq!(won, 1, "round {round}");
+    }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_continues_the_game_from_the_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let created = client
+        .create_game(create_request("restart", 2, &[], 5))
+        .await
+        .unwrap()
+        .into_inner();
+    let name = created.game.unwrap().name;
+    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+    for step in 0..20 {
+        let legal = client
+            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+            .await
+            .unwrap()
+            .into_inner();
+        let token = &tokens[legal.pending.unwrap().seat as usize];
+        let action = legal.actions[step % legal.actions.len()].action.unwrap();
+        client
+            .act(with_token(
+                act(&name, legal.version, &format!("s{step}"), action),
+                token,
+            ))
+            .await
+            .unwrap();
+    }
+    let before = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game;
+    drop(client);
+    server.stop().await;
+
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let after = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game;
+    assert_eq!(before, after);
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    assert_eq!(done.status, proto::GameStatus::Finished as i32);
+    let listed = client
+        .list_games(proto::ListGamesRequest {
+            status: proto::GameStatus::Finished as i32,
+            page_size: 10,
+            page_token: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        listed.games.iter().map(|g| g.name.clone()).collect::<Vec<_>>(),
+        vec![name]
+    );
+    server.stop().await;
+}
