@@ -270,19 +270,9 @@ impl Games {
 
     /// The first answer to a request id this game has already seen.
     fn retried(&self, id: &GameId, request_id: &RequestId) -> Result<Option<Acted>, ApiError> {
-        // The store answers an append that repeats a request id with the
-        // first append's result, whatever it is asked to write; an expected
-        // version that never holds makes any other append a conflict that
-        // writes nothing.
-        let probe = [carcassonne_store::NewEvent {
-            actor: carcassonne_store::Actor::Server,
-            schema: 0,
-            payload: Vec::new(),
-        }];
-        match self.store.append(id, u64::MAX, request_id, &probe) {
-            Ok(appended) => self.answer(id, appended.first_seq, appended.last_seq).map(Some),
-            Err(StoreError::Conflict { .. }) => Ok(None),
-            Err(other) => Err(store_error(other)),
+        match self.store.find_request(id, request_id).map_err(store_error)? {
+            Some(appended) => self.answer(id, appended.first_seq, appended.last_seq).map(Some),
+            None => Ok(None),
         }
     }
 

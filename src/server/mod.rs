@@ -79,6 +79,24 @@ fn incoming(
     })
 }
 
+/// A request over the size limit is a resource the client exhausted
+/// (RESOURCE_EXHAUSTED, as other gRPC servers answer), where tonic's
+/// decoder says OUT_OF_RANGE. A request is decoded before its handler
+/// runs, so the status is in the response's headers (trailers-only).
+fn oversize_is_exhausted<B>(mut response: http::Response<B>) -> http::Response<B> {
+    let headers = response.headers_mut();
+    let oversize = headers.get("grpc-status").is_some_and(|s| s == "11")
+        && headers
+            .get("grpc-message")
+            .and_then(|m| m.to_str().ok())
+            // The message is percent-encoded on the wire.
+            .is_some_and(|m| m.replace("%20", " ").contains("message length too large"));
+    if oversize {
+        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
+    }
+    response
+}
+
 /// Logs to standard error, at the level of `RUST_LOG` (default `info`).
 pub fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
@@ -145,6 +163,7 @@ pub async fn serve(
     let addr = listener.local_addr().ok();
     tracing::info!(?addr, data = %config.data.display(), "serving");
     Server::builder()
+        .layer(tower::util::MapResponseLayer::new(oversize_is_exhausted))
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
         .add_service(health_service)

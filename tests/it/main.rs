@@ -3,4 +3,5 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod secrecy;
 mod server;

@@ -249,9 +249,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     };
     // No token, a bad token, another seat's token.
     check(
-        client
-            .act(Request::new(act(&name, version, "r1", good)))
-            .await,
+        client.act(Request::new(act(&name, version, "r1", good))).await,
         Code::Unauthenticated,
         "MISSING_TOKEN",
     );
@@ -322,9 +320,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         "INVALID_ARGUMENT",
     );
     check(
-        client
-            .act(with_token(act(&name, version, "", good), mine))
-            .await,
+        client.act(with_token(act(&name, version, "", good), mine)).await,
         Code::InvalidArgument,
         "INVALID_ARGUMENT",
     );
@@ -500,5 +496,22 @@ async fn a_restarted_server_continues_the_game_from_the_store() {
         listed.games.iter().map(|g| g.name.clone()).collect::<Vec<_>>(),
         vec![name]
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_over_the_size_limit_is_resource_exhausted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut request = create_request("big", 2, &[], 1);
+    request.players = vec!["x".repeat(100_000), "y".into()];
+    let status = client.create_game(request).await.unwrap_err();
+    assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    // The server goes on serving.
+    client
+        .create_game(create_request("small", 2, &[], 1))
+        .await
+        .unwrap();
     server.stop().await;
 }

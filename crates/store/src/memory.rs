@@ -123,6 +123,18 @@ impl EventStore for MemoryStore {
         Ok(appended)
     }
 
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>> {
+        if request_id.is_none() {
+            return Ok(None);
+        }
+        let inner = self.lock();
+        Ok(inner
+            .games
+            .get(game)
+            .and_then(|s| s.requests.get(request_id))
+            .copied())
+    }
+
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
         let inner = self.lock();
         let stream = inner

@@ -38,6 +38,12 @@ pub trait EventStore: Send + Sync {
         events: &[NewEvent],
     ) -> Result<Appended>;
 
+    /// The result of the earlier append to `game` that carried
+    /// `request_id`, once it is durable; `None` if no append did (or the id
+    /// is empty). Lets a server answer a retried request before checking
+    /// anything else about it.
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>>;
+
     /// The game's events from sequence number `from_seq` on (0 or 1: all),
     /// checked. [`StoreError::NotFound`] if the game has no events.
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>>;

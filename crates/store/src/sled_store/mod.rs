@@ -306,6 +306,25 @@ impl EventStore for SledStore {
         Ok(appended)
     }
 
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>> {
+        if request_id.is_none() {
+            return Ok(None);
+        }
+        let first_seq = {
+            let mut writer = self.lock_writer();
+            let state = writer.games.get(&self.db, game)?;
+            state.requests.get(request_id).copied()
+        };
+        let Some(first_seq) = first_seq else {
+            return Ok(None);
+        };
+        let appended = read::append_result(&self.db, game, first_seq)?;
+        // The original append may still be on its way to the disk.
+        self.commit
+            .wait_durable(appended.last_position, || self.flush_writes())?;
+        Ok(Some(appended))
+    }
+
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
         read::read_game(&self.db, self.commit.durable(), game, from_seq)
     }

@@ -198,3 +198,56 @@ fn a_store_keeps_the_compression_it_was_created_with() {
     assert_eq!(store.read_game(&game("z"), 1).unwrap()[0].payload, vec![5; 500]);
     assert!(store.verify_all().unwrap().is_ok());
 }
+
+/// `find_request` answers a retried request id with the first append's
+/// result, on both stores, and knows nothing else.
+#[test]
+fn find_request_finds_only_the_appends_that_carried_the_id() {
+    use carcassonne_store::{Durability, EventStore, MemoryStore};
+    let dir = tempfile::tempdir().unwrap();
+    let sled = crate::support::open(dir.path(), Durability::Flush);
+    let memory = MemoryStore::default();
+    for store in [&sled as &dyn EventStore, &memory] {
+        let g = crate::support::game("g1");
+        let first = store
+            .append(
+                &g,
+                0,
+                &crate::support::request("r1"),
+                &[crate::support::event(b"a")],
+            )
+            .unwrap();
+        let second = store
+            .append(
+                &g,
+                1,
+                &crate::support::request("r2"),
+                &[crate::support::event(b"b"), crate::support::event(b"c")],
+            )
+            .unwrap();
+        assert_eq!(
+            store.find_request(&g, &crate::support::request("r1")).unwrap(),
+            Some(first)
+        );
+        assert_eq!(
+            store.find_request(&g, &crate::support::request("r2")).unwrap(),
+            Some(second)
+        );
+        assert_eq!(
+            store.find_request(&g, &crate::support::request("r3")).unwrap(),
+            None
+        );
+        assert_eq!(
+            store
+                .find_request(&g, &carcassonne_store::RequestId::none())
+                .unwrap(),
+            None
+        );
+        assert_eq!(
+            store
+                .find_request(&crate::support::game("g2"), &crate::support::request("r1"))
+                .unwrap(),
+            None
+        );
+    }
+}

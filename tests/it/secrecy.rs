@@ -1,0 +1,139 @@
+//! Hidden information never leaks: the seed and the order of the bag reach
+//! no response and no log line before the game ends.
+
+use std::io::Write;
+use std::sync::{Arc, Mutex, OnceLock};
+
+use carcassonne::proto::{self, game_event::Event as E};
+
+use crate::server::{TestServer, act, create_request, with_token};
+
+/// Every log line of the test binary's servers, from the start on.
+fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
+    static LOGS: OnceLock<Arc<Mutex<Vec<u8>>>> = OnceLock::new();
+    LOGS.get_or_init(|| {
+        let logs = Arc::new(Mutex::new(Vec::new()));
+        let sink = logs.clone();
+        let _ = tracing_subscriber::fmt()
+            .with_env_filter("debug,carcassonne=trace,carcassonne_store=trace")
+            .with_ansi(false)
+            .with_writer(move || Sink(sink.clone()))
+            .try_init();
+        logs
+    })
+    .clone()
+}
+
+struct Sink(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Sink {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
+    let logs = captured_logs();
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let seed = [0x5a; 32];
+    let mut request = create_request("secrecy", 2, &[proto::Expansion::River], 0);
+    request.seed = seed.to_vec();
+    let created = client.create_game(request).await.unwrap().into_inner();
+    let name = created.game.clone().unwrap().name;
+    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+
+    // Every response while the game runs, with the number of tiles drawn.
+    let mut seen: Vec<(usize, String)> = vec![(1, format!("{created:?}"))];
+    let mut draws: Vec<String> = Vec::new();
+    let mut finished = false;
+    for step in 0.. {
+        let legal = client
+            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+            .await
+            .unwrap()
+            .into_inner();
+        let Some(pending) = legal.pending.clone() else {
+            break;
+        };
+        if pending.kind == proto::DecisionKind::Unspecified as i32 {
+            break;
+        }
+        seen.push((draws.len(), format!("{legal:?}")));
+        let action = legal.actions[step % legal.actions.len()].action.unwrap();
+        let token = &tokens[pending.seat as usize];
+        let answer = client
+            .act(with_token(
+                act(&name, legal.version, &format!("s{step}"), action),
+                token,
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        for event in &answer.events {
+            if let Some(E::TileDrawn(t)) = &event.event {
+                draws.push(t.kind.clone());
+            }
+            finished |= event.finished;
+        }
+        if !finished {
+            seen.push((draws.len(), format!("{answer:?}")));
+            let game = client
+                .get_game(proto::GetGameRequest { name: name.clone() })
+                .await
+                .unwrap()
+                .into_inner();
+            seen.push((draws.len(), format!("{game:?}")));
+        }
+    }
+    assert!(finished);
+    let seed_hex = hex(&seed);
+    let seed_bytes = format!("{:?}", seed.to_vec());
+    for (drawn, text) in &seen {
+        assert!(!text.contains(&seed_hex), "the seed in a response");
+        assert!(!text.contains(&seed_bytes), "the seed's bytes in a response");
+        // The next few draws, in order, in no response before they happen.
+        let coming = &draws[(*drawn).min(draws.len())..];
+        if coming.len() >= 4 {
+            let order = format!("{:?}", &coming[..4]);
+            assert!(!text.contains(&order), "the coming draws {order} in a response");
+            let joined = coming[..4].concat();
+            assert!(!text.contains(&joined), "the coming draws {joined} in a response");
+        }
+    }
+    let logged = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        logged.contains("secrecy") || logged.contains(&name[6..]),
+        "the logs were not captured"
+    );
+    assert!(!logged.contains(&seed_hex), "the seed in the logs");
+    let order: Vec<String> = draws.iter().map(|d| format!("{d:?}")).collect();
+    assert!(
+        !logged.contains(&order[..6].join(", ")),
+        "the draw order in the logs"
+    );
+    for token in &tokens {
+        assert!(!logged.contains(token.as_str()), "a seat token in the logs");
+    }
+    // At the end, the seed is revealed.
+    let game = client
+        .get_game(proto::GetGameRequest { name })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(game.seed, seed_hex);
+    server.stop().await;
+}
