@@ -83,10 +83,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
             .with_context(|| format!("listening on {}", args.addr))?;
-        let addr = listener.local_addr()?;
-        // Scripts and tests read this line to find the port.
-        println!("listening on {addr}");
-        server::serve(config, listener, server::shutdown_signal()).await?;
+        server::serve_with_ready(config, listener, server::shutdown_signal(), |addr| {
+            // Scripts and tests read this line to find the port.
+            println!("listening on {addr}");
+        })
+        .await?;
         Ok(())
     })
 }

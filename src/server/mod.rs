@@ -139,6 +139,17 @@ pub async fn serve(
     listener: TcpListener,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServerError> {
+    serve_with_ready(config, listener, shutdown, |_| {}).await
+}
+
+/// [`serve`], calling `ready` with the address once the store is open and
+/// the services are built, just before the first connection is accepted.
+pub async fn serve_with_ready(
+    config: ServerConfig,
+    listener: TcpListener,
+    shutdown: impl Future<Output = ()>,
+    ready: impl FnOnce(std::net::SocketAddr),
+) -> Result<(), ServerError> {
     let store = SledStore::open(&config.data, config.store.clone()).map_err(|source| ServerError::Store {
         path: config.data.clone(),
         source,
@@ -162,6 +173,9 @@ pub async fn serve(
 
     let addr = listener.local_addr().ok();
     tracing::info!(?addr, data = %config.data.display(), "serving");
+    if let Some(addr) = addr {
+        ready(addr);
+    }
     Server::builder()
         .layer(tower::util::MapResponseLayer::new(oversize_is_exhausted))
         .max_concurrent_streams(config.max_streams_per_connection)

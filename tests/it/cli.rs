@@ -115,3 +115,24 @@ fn demo_plays_a_whole_game_whose_record_verifies() {
     assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
     assert!(stdout(&verified).starts_with("ok: 71 turns, finished"));
 }
+
+#[test]
+fn serve_starts_with_no_setup_and_stops_cleanly_on_sigterm() {
+    use std::io::{BufRead as _, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data", data.to_str().unwrap()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.starts_with("listening on 127.0.0.1:"), "{line}");
+    assert!(data.is_dir(), "the store directory is created");
+    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(killed.success());
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(0));
+}
