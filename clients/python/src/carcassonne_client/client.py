@@ -1,0 +1,196 @@
+"""A thin, typed wrapper over the generated GameService stub.
+
+It adds what every program would otherwise repeat: the seat token in the
+metadata, fresh request ids, a deadline on each call, and one exception type
+(GameError) with the server's ErrorInfo reason. Requests and answers stay the
+generated messages (see pb.py), so nothing of the API is hidden.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, TypeVar
+
+import grpc
+
+from carcassonne_client import pb
+from carcassonne_client.errors import GameError
+
+# Long enough for a call that waits on the store under load, short enough
+# that a hung server fails a bot or a test instead of stalling it.
+DEFAULT_TIMEOUT_S = 30.0
+
+_Answer = TypeVar("_Answer")
+
+
+def new_request_id() -> str:
+    """A fresh id for CreateGame or Act (1 to 128 printable characters)."""
+    return uuid.uuid4().hex
+
+
+def rule_options(*, river: bool = False, count: bool = False) -> pb.RuleOptions:
+    """Default rules with the given expansions."""
+    expansions = []
+    if river:
+        expansions.append(pb.EXPANSION_RIVER)
+    if count:
+        expansions.append(pb.EXPANSION_COUNT)
+    return pb.RuleOptions(expansions=expansions)
+
+
+@dataclass(frozen=True)
+class CreatedGame:
+    """A new game and its seat tokens, which the server shows only once."""
+
+    game: pb.Game
+    # tokens[seat] acts for that seat.
+    tokens: list[str]
+
+    @property
+    def name(self) -> str:
+        return self.game.name
+
+
+@dataclass(frozen=True)
+class LegalActions:
+    """The pending decision of a game and every legal answer to it."""
+
+    # The version the actions are legal at: send it as expected_version.
+    version: int
+    pending: pb.PendingDecision
+    actions: list[pb.Action]
+
+    @property
+    def finished(self) -> bool:
+        """True when no decision is pending: the game is over."""
+        return self.pending.kind == pb.DECISION_KIND_UNSPECIFIED
+
+
+class GameClient:
+    """A connection to a Carcassonne server. Use as a context manager, or
+    call close()."""
+
+    def __init__(self, channel: grpc.Channel, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        self.channel = channel
+        # The raw stub, for what this wrapper does not cover (ListGames).
+        # Typed Any: grpc's generator writes no type hints for it.
+        self.stub: Any = pb.GameServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.timeout = timeout
+
+    @classmethod
+    def connect(
+        cls,
+        addr: str,
+        *,
+        ready_timeout: float = 10.0,
+        timeout: float = DEFAULT_TIMEOUT_S,
+    ) -> GameClient:
+        """Opens a plaintext channel to `addr` ("host:port") and waits until
+        it is up, so that a wrong address fails here rather than on the first
+        call."""
+        channel = grpc.insecure_channel(addr)
+        try:
+            grpc.channel_ready_future(channel).result(timeout=ready_timeout)
+        except grpc.FutureTimeoutError:
+            channel.close()
+            raise GameError(
+                grpc.StatusCode.UNAVAILABLE,
+                f"no server answers at {addr} within {ready_timeout} s",
+            ) from None
+        return cls(channel, timeout=timeout)
+
+    def close(self) -> None:
+        self.channel.close()
+
+    def __enter__(self) -> GameClient:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def create_game(
+        self,
+        players: Sequence[str],
+        *,
+        rules: pb.RuleOptions | None = None,
+        seed: bytes | None = None,
+        request_id: str | None = None,
+        spectator_delay: int = 0,
+    ) -> CreatedGame:
+        """Creates a game for 2 to 5 players (names in seat order).
+
+        `seed` (32 bytes) fixes the draw order; the server picks one when it
+        is None. `request_id` also names the game: retrying with the same one
+        raises GameError ALREADY_EXISTS / GAME_ALREADY_CREATED instead of
+        creating a second game.
+        """
+        request = pb.CreateGameRequest(
+            request_id=request_id or new_request_id(),
+            players=list(players),
+            rules=rules,
+            seed=seed or b"",
+            spectator_delay=spectator_delay,
+        )
+        response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request)
+        tokens = [t.token for t in sorted(response.tokens, key=lambda t: t.seat)]
+        return CreatedGame(game=response.game, tokens=tokens)
+
+    def get_game(self, name: str) -> pb.Game:
+        """The public state of the game "games/{id}"."""
+        response: pb.GetGameResponse = self._call(self.stub.GetGame, pb.GetGameRequest(name=name))
+        return response.game
+
+    def legal_actions(self, name: str) -> LegalActions:
+        """The pending decision, whose seat it is, and every legal action."""
+        response: pb.GetLegalActionsResponse = self._call(
+            self.stub.GetLegalActions, pb.GetLegalActionsRequest(name=name)
+        )
+        return LegalActions(
+            version=response.version,
+            pending=response.pending,
+            actions=list(response.actions),
+        )
+
+    def act(
+        self,
+        name: str,
+        token: str,
+        expected_version: int,
+        action: pb.Action,
+        *,
+        request_id: str | None = None,
+    ) -> pb.ActResponse:
+        """Plays `action` for the seat of `token`, if the game is still at
+        `expected_version` (else GameError ABORTED / STALE_VERSION).
+
+        Pass the same `request_id` to retry a call whose answer was lost: the
+        server answers it with the first answer instead of acting twice.
+        """
+        request = pb.ActRequest(
+            name=name,
+            expected_version=expected_version,
+            request_id=request_id or new_request_id(),
+            action=action,
+        )
+        metadata = (("authorization", f"Bearer {token}"),)
+        response: pb.ActResponse = self._call(self.stub.Act, request, metadata)
+        return response
+
+    def _call(
+        self,
+        method: Callable[..., _Answer],
+        request: object,
+        metadata: tuple[tuple[str, str], ...] = (),
+    ) -> _Answer:
+        try:
+            return method(request, timeout=self.timeout, metadata=metadata)
+        except grpc.RpcError as error:
+            raise GameError.from_rpc_error(error) from error

@@ -1,0 +1,87 @@
+"""The one exception the client raises for a failed call.
+
+The server attaches a google.rpc.Status to every error, in the trailing
+metadata "grpc-status-details-bin", with an ErrorInfo detail whose reason a
+program can branch on (see game_service.proto). GameError carries the gRPC
+code, that reason and the ErrorInfo's metadata.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+import grpc
+from google.protobuf.message import DecodeError
+from google.rpc import error_details_pb2, status_pb2
+
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+
+class GameError(Exception):
+    """A call the server (or the transport) rejected.
+
+    `reason` is the ErrorInfo reason, e.g. "BAD_TOKEN" or "STALE_VERSION";
+    None when the error came without one (a transport failure, or a server
+    that sends no details), in which case `message` is all there is.
+    """
+
+    def __init__(
+        self,
+        code: grpc.StatusCode,
+        message: str,
+        reason: str | None = None,
+        metadata: Mapping[str, str] | None = None,
+        domain: str | None = None,
+    ) -> None:
+        self.code = code
+        self.message = message
+        self.reason = reason
+        self.metadata: dict[str, str] = dict(metadata or {})
+        self.domain = domain
+        super().__init__(str(self))
+
+    def __str__(self) -> str:
+        why = f" {self.reason}" if self.reason else ""
+        extra = "".join(f" {k}={v}" for k, v in sorted(self.metadata.items()))
+        return f"{self.code.name}{why}: {self.message}{extra}"
+
+    @classmethod
+    def from_rpc_error(cls, error: grpc.RpcError) -> GameError:
+        """Reads the code, message and ErrorInfo of a failed call."""
+        # Errors raised by calls are also grpc.Call objects; others (rare)
+        # carry nothing more than their text.
+        code = _call_attr(error, "code") or grpc.StatusCode.UNKNOWN
+        message = _call_attr(error, "details") or str(error)
+        info = _error_info(_call_attr(error, "trailing_metadata") or ())
+        if info is None:
+            return cls(code, message)
+        return cls(code, message, info.reason, dict(info.metadata), info.domain)
+
+
+def _call_attr(error: grpc.RpcError, name: str) -> Any:
+    method = getattr(error, name, None)
+    return method() if callable(method) else None
+
+
+def _error_info(
+    trailing_metadata: Iterable[tuple[str, str | bytes]],
+) -> error_details_pb2.ErrorInfo | None:
+    """The first ErrorInfo in the google.rpc.Status of the trailers, if any.
+
+    Parsed directly rather than with grpc_status.rpc_status.from_call, which
+    throws the details away when the status message differs in any way from
+    the transport's one.
+    """
+    for key, value in trailing_metadata:
+        if key != STATUS_DETAILS_KEY or not isinstance(value, bytes):
+            continue
+        try:
+            status = status_pb2.Status.FromString(value)
+        except DecodeError:
+            return None  # unreadable details: the message still stands
+        for detail in status.details:
+            info = error_details_pb2.ErrorInfo()
+            if detail.Unpack(info):  # False when the detail is of another type
+                return info
+    return None
