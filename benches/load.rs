@@ -1,0 +1,495 @@
+//! A load generator: the whole server in-process on a loopback port,
+//! driven through tonic clients. `cargo bench --bench load`.
+//!
+//! It keeps `LOAD_GAMES` games in flight over `LOAD_CONNECTIONS` HTTP/2
+//! connections. Each game is created, then played to its end by a bot
+//! (GetLegalActions, then Act with a random legal action as the pending
+//! seat; ABORTED, a stale version, retries with fresh legal actions), and
+//! the bot starts another. It measures Act calls per second and Act's
+//! latency (p50, p99), and, in the same run, with the same connections and
+//! the same concurrency, a baseline of trivial unary calls: the health
+//! service's Check (the ratio's denominator) and GetGame of one game.
+//!
+//! Environment (defaults in brackets):
+//! - `LOAD_SECONDS` [20]: measured seconds of play;
+//! - `LOAD_BASELINE_SECONDS` [5]: measured seconds of each baseline;
+//! - `LOAD_WARMUP_SECONDS` [1]: unmeasured seconds before each phase;
+//! - `LOAD_GAMES` [256]: games (and calls) in flight;
+//! - `LOAD_CONNECTIONS` [8]: client connections;
+//! - `LOAD_PLAYERS` [2]: seats per game;
+//! - `LOAD_DURABILITY` [flush]: `flush` (the default store: sled's flush
+//!   and `fdatasync`), `sled` (sled's flush only) or `none` (no sync; for
+//!   finding out what the disk costs, not a figure to quote);
+//! - `LOAD_THREADS` [the number of cores]: tokio worker threads, shared by
+//!   the server and the clients.
+//!
+//! The store lives in a temporary directory under `TMPDIR`, so point that
+//! at the disk you mean to measure.
+
+// A bench: a failure should stop it loudly, and clippy's
+// `allow-unwrap-in-tests` does not cover benches.
+#![allow(clippy::unwrap_used)]
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::str::FromStr;
+use std::time::{Duration, Instant};
+
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::{self, DecisionKind};
+use carcassonne::server::{ServerConfig, serve};
+use carcassonne_store::{Durability, StoreConfig};
+use tonic::metadata::MetadataValue;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+use tonic_health::pb::HealthCheckRequest;
+use tonic_health::pb::health_client::HealthClient;
+
+const ACT_P99_TARGET: Duration = Duration::from_millis(10);
+const RATIO_TARGET: f64 = 0.25;
+
+struct Settings {
+    seconds: u64,
+    baseline_seconds: u64,
+    warmup_seconds: u64,
+    games: usize,
+    connections: usize,
+    players: usize,
+    durability: Durability,
+    threads: usize,
+}
+
+fn env<T: FromStr>(name: &str, default: T) -> T {
+    match std::env::var(name) {
+        Ok(text) => text
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("{name}={text:?} is not a valid value")),
+        Err(_) => default,
+    }
+}
+
+impl Settings {
+    fn from_env() -> Settings {
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let durability = match env("LOAD_DURABILITY", "flush".to_owned()).as_str() {
+            "flush" => Durability::Flush,
+            "sled" => Durability::SledFlush,
+            "none" => Durability::None,
+            other => panic!("LOAD_DURABILITY={other:?}: expected flush, sled or none"),
+        };
+        let settings = Settings {
+            seconds: env("LOAD_SECONDS", 20),
+            baseline_seconds: env("LOAD_BASELINE_SECONDS", 5),
+            warmup_seconds: env("LOAD_WARMUP_SECONDS", 1),
+            games: env("LOAD_GAMES", 256),
+            connections: env("LOAD_CONNECTIONS", 8),
+            players: env("LOAD_PLAYERS", 2),
+            durability,
+            threads: env("LOAD_THREADS", cores),
+        };
+        assert!(settings.games > 0 && settings.connections > 0 && settings.threads > 0);
+        assert!(settings.seconds > 0 && settings.baseline_seconds > 0);
+        settings
+    }
+}
+
+/// When a phase measures: calls that start at or after `start` and end
+/// before `end` count; workers stop at `end`.
+#[derive(Clone, Copy)]
+struct Window {
+    start: Instant,
+    end: Instant,
+}
+
+impl Window {
+    fn after_warmup(warmup: u64, seconds: u64) -> Window {
+        let start = Instant::now() + Duration::from_secs(warmup);
+        Window {
+            start,
+            end: start + Duration::from_secs(seconds),
+        }
+    }
+
+    fn contains(&self, started: Instant, ended: Instant) -> bool {
+        started >= self.start && ended <= self.end
+    }
+
+    fn over(&self) -> bool {
+        Instant::now() >= self.end
+    }
+
+    fn seconds(&self) -> f64 {
+        (self.end - self.start).as_secs_f64()
+    }
+}
+
+/// What one worker saw, merged over workers at the end of a phase.
+#[derive(Default)]
+struct Tally {
+    /// Latencies of the measured calls, per kind of call.
+    latencies: BTreeMap<&'static str, Vec<Duration>>,
+    /// Failed calls by kind and code (as `i32`: `Code` is not `Ord`);
+    /// ABORTED on Act is a stale version.
+    errors: BTreeMap<(&'static str, i32), u64>,
+    games_finished: u64,
+}
+
+impl Tally {
+    fn time<T>(
+        &mut self,
+        window: Window,
+        call: &'static str,
+        started: Instant,
+        result: Result<T, Status>,
+    ) -> Result<T, Status> {
+        let ended = Instant::now();
+        match &result {
+            Ok(_) if window.contains(started, ended) => {
+                self.latencies.entry(call).or_default().push(ended - started);
+            }
+            Ok(_) => {}
+            Err(status) => *self.errors.entry((call, status.code() as i32)).or_default() += 1,
+        }
+        result
+    }
+
+    fn merge(&mut self, other: Tally) {
+        for (call, mut latencies) in other.latencies {
+            self.latencies.entry(call).or_default().append(&mut latencies);
+        }
+        for (key, count) in other.errors {
+            *self.errors.entry(key).or_default() += count;
+        }
+        self.games_finished += other.games_finished;
+    }
+}
+
+/// splitmix64: enough randomness to choose actions, with no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn seed(&mut self) -> Vec<u8> {
+        (0..4).flat_map(|_| self.next().to_le_bytes()).collect()
+    }
+}
+
+fn create_request(request_id: String, players: usize, rng: &mut Rng) -> proto::CreateGameRequest {
+    proto::CreateGameRequest {
+        request_id,
+        players: (0..players).map(|i| format!("Bot {i}")).collect(),
+        rules: None,
+        seed: rng.seed(),
+        tiles: Vec::new(),
+        spectator_delay: 0,
+    }
+}
+
+/// One bot: creates games and plays each to its end, until the window ends.
+async fn play(worker: usize, channel: Channel, window: Window, players: usize) -> Tally {
+    let mut client = GameServiceClient::new(channel);
+    let mut rng = Rng(0x5eed_0000 + worker as u64);
+    let mut tally = Tally::default();
+    let mut round = 0;
+    'games: while !window.over() {
+        round += 1;
+        let started = Instant::now();
+        let request = create_request(format!("load-{worker}-{round}"), players, &mut rng);
+        let result = client.create_game(request).await;
+        let Ok(created) = tally.time(window, "CreateGame", started, result) else {
+            continue;
+        };
+        let created = created.into_inner();
+        let name = created.game.unwrap().name;
+        let tokens: Vec<MetadataValue<_>> = created
+            .tokens
+            .iter()
+            .map(|t| format!("Bearer {}", t.token).parse().unwrap())
+            .collect();
+        while !window.over() {
+            let started = Instant::now();
+            let request = proto::GetLegalActionsRequest { name: name.clone() };
+            let result = client.get_legal_actions(request).await;
+            let Ok(legal) = tally.time(window, "GetLegalActions", started, result) else {
+                continue 'games;
+            };
+            let legal = legal.into_inner();
+            let pending = legal.pending.unwrap_or_default();
+            if pending.kind == DecisionKind::Unspecified as i32 {
+                if window.contains(started, Instant::now()) {
+                    tally.games_finished += 1;
+                }
+                continue 'games;
+            }
+            let action = legal.actions[rng.below(legal.actions.len())];
+            let mut request = Request::new(proto::ActRequest {
+                name: name.clone(),
+                expected_version: legal.version,
+                request_id: format!("v{}", legal.version),
+                action: Some(action),
+            });
+            request
+                .metadata_mut()
+                .insert("authorization", tokens[pending.seat as usize].clone());
+            let started = Instant::now();
+            let result = client.act(request).await;
+            match tally.time(window, "Act", started, result) {
+                Ok(_) => {}
+                // A stale version: fresh legal actions, then again.
+                Err(status) if status.code() == Code::Aborted => {}
+                // Anything else is counted; the bot starts another game.
+                Err(_) => continue 'games,
+            }
+        }
+    }
+    tally
+}
+
+/// One caller of the health service's Check.
+async fn check_health(channel: Channel, window: Window) -> Tally {
+    let mut client = HealthClient::new(channel);
+    let mut tally = Tally::default();
+    while !window.over() {
+        let started = Instant::now();
+        let result = client
+            .check(HealthCheckRequest {
+                service: String::new(),
+            })
+            .await;
+        let _ = tally.time(window, "health Check", started, result);
+    }
+    tally
+}
+
+/// One reader of a game with GetGame.
+async fn get_game(channel: Channel, window: Window, name: String) -> Tally {
+    let mut client = GameServiceClient::new(channel);
+    let mut tally = Tally::default();
+    while !window.over() {
+        let started = Instant::now();
+        let result = client
+            .get_game(proto::GetGameRequest { name: name.clone() })
+            .await;
+        let _ = tally.time(window, "GetGame", started, result);
+    }
+    tally
+}
+
+/// Runs `concurrency` workers spread over the connections, and merges
+/// what they saw.
+async fn phase<F, Fut>(channels: &[Channel], concurrency: usize, worker: F) -> Tally
+where
+    F: Fn(usize, Channel) -> Fut,
+    Fut: Future<Output = Tally> + Send + 'static,
+{
+    let tasks: Vec<_> = (0..concurrency)
+        .map(|i| tokio::spawn(worker(i, channels[i % channels.len()].clone())))
+        .collect();
+    let mut total = Tally::default();
+    for task in tasks {
+        total.merge(task.await.unwrap());
+    }
+    total
+}
+
+async fn connect(addr: SocketAddr, connections: usize) -> Vec<Channel> {
+    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .tcp_nodelay(true);
+    let mut channels = Vec::with_capacity(connections);
+    for _ in 0..connections {
+        // Each `connect` opens a connection of its own.
+        let mut attempts = 0;
+        let channel = loop {
+            match endpoint.connect().await {
+                Ok(channel) => break channel,
+                Err(_) if attempts < 50 => {
+                    attempts += 1;
+                    tokio::time::sleep(Duration::from_millis(20)).await;
+                }
+                Err(error) => panic!("the server at {addr} does not answer: {error}"),
+            }
+        };
+        channels.push(channel);
+    }
+    channels
+}
+
+/// Calls per second, p50 and p99 of one kind of call in a phase.
+struct Figures {
+    per_second: f64,
+    p50: Duration,
+    p99: Duration,
+    calls: usize,
+}
+
+fn figures(tally: &mut Tally, call: &str, window: Window) -> Figures {
+    let mut none = Vec::new();
+    let latencies = tally.latencies.get_mut(call).unwrap_or(&mut none);
+    latencies.sort_unstable();
+    let at = |p: f64| -> Duration {
+        if latencies.is_empty() {
+            return Duration::ZERO;
+        }
+        let rank = ((p * latencies.len() as f64).ceil() as usize).clamp(1, latencies.len());
+        latencies[rank - 1]
+    };
+    Figures {
+        per_second: latencies.len() as f64 / window.seconds(),
+        p50: at(0.50),
+        p99: at(0.99),
+        calls: latencies.len(),
+    }
+}
+
+fn ms(d: Duration) -> String {
+    format!("{:.2} ms", d.as_secs_f64() * 1e3)
+}
+
+fn row(label: &str, f: &Figures) {
+    println!(
+        "{label:<26} {:>12.0} {:>12} {:>12} {:>10}",
+        f.per_second,
+        ms(f.p50),
+        ms(f.p99),
+        f.calls
+    );
+}
+
+fn errors(label: &str, tally: &Tally) {
+    for ((call, code), count) in &tally.errors {
+        println!(
+            "  {label}: {count} {call} calls failed with {:?}",
+            Code::from(*code)
+        );
+    }
+}
+
+fn main() {
+    let settings = Settings::from_env();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(settings.threads)
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(run(settings));
+}
+
+async fn run(settings: Settings) {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+    let config = ServerConfig {
+        data: dir.path().join("data"),
+        store: StoreConfig {
+            durability: settings.durability,
+            ..StoreConfig::default()
+        },
+        ..ServerConfig::default()
+    };
+    let server = tokio::spawn(serve(config, listener, async {
+        let _ = stopped.await;
+    }));
+    let channels = connect(addr, settings.connections).await;
+    println!(
+        "load: {} calls in flight over {} connections, {} tokio threads on {} cores, \
+         {}-player games, durability {:?}, store in {}",
+        settings.games,
+        settings.connections,
+        settings.threads,
+        std::thread::available_parallelism().map_or(0, |n| n.get()),
+        settings.players,
+        settings.durability,
+        dir.path().display(),
+    );
+
+    // Baselines: the same connections and concurrency, trivial calls.
+    let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
+    let mut health = phase(&channels, settings.games, |_, channel| {
+        check_health(channel, window)
+    })
+    .await;
+    let health_figures = figures(&mut health, "health Check", window);
+
+    let mut client = GameServiceClient::new(channels[0].clone());
+    let mut rng = Rng(1);
+    let one = client
+        .create_game(create_request("baseline".to_owned(), settings.players, &mut rng))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .name;
+    let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
+    let mut read = phase(&channels, settings.games, |_, channel| {
+        get_game(channel, window, one.clone())
+    })
+    .await;
+    let read_figures = figures(&mut read, "GetGame", window);
+
+    // Play.
+    let window = Window::after_warmup(settings.warmup_seconds, settings.seconds);
+    let players = settings.players;
+    let mut played = phase(&channels, settings.games, |i, channel| {
+        play(i, channel, window, players)
+    })
+    .await;
+    let act = figures(&mut played, "Act", window);
+    let legal = figures(&mut played, "GetLegalActions", window);
+    let created = figures(&mut played, "CreateGame", window);
+
+    drop(client);
+    drop(channels);
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
+
+    println!();
+    println!(
+        "{:<26} {:>12} {:>12} {:>12} {:>10}",
+        "call", "calls/s", "p50", "p99", "calls"
+    );
+    row("baseline: health Check", &health_figures);
+    row("baseline: GetGame", &read_figures);
+    row("Act", &act);
+    row("  (GetLegalActions)", &legal);
+    row("  (CreateGame)", &created);
+    errors("baseline", &health);
+    errors("baseline", &read);
+    errors("play", &played);
+    let stale = played
+        .errors
+        .get(&("Act", Code::Aborted as i32))
+        .copied()
+        .unwrap_or(0);
+    println!(
+        "  play: {} games finished in {} s, {stale} stale-version retries",
+        played.games_finished, settings.seconds
+    );
+    println!();
+    let ratio = act.per_second / health_figures.per_second;
+    println!(
+        "actions/s / baseline calls/s = {ratio:.3} (target >= {RATIO_TARGET}): {}",
+        if ratio >= RATIO_TARGET { "met" } else { "MISSED" }
+    );
+    println!(
+        "Act p99 = {} (target < {}): {}",
+        ms(act.p99),
+        ms(ACT_P99_TARGET),
+        if act.p99 < ACT_P99_TARGET { "met" } else { "MISSED" }
+    );
+}
