@@ -4,10 +4,11 @@
 
 use std::path::PathBuf;
 
-const PROTOS: [&str; 3] = [
+const PROTOS: [&str; 4] = [
     "proto/carcassonne/v1/types.proto",
     "proto/carcassonne/v1/game.proto",
     "proto/carcassonne/v1/game_service.proto",
+    "proto/carcassonne/v1/watch_service.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -97,67 +97,88 @@ pub fn engine_event(stored: &StoredEvent) -> Result<Event, String> {
 }
 
 impl Loaded {
+    /// A game from its first two events: the server's opening and the
+    /// engine's creation.
+    pub fn start(first: &StoredEvent, second: &StoredEvent) -> Result<Loaded, String> {
+        if first.seq != 1 || first.schema != OPENED_SCHEMA {
+            return Err(format!("event {} is not the server's opening", first.seq));
+        }
+        let opened = Opened::decode(&first.payload).map_err(|e| format!("event 1: {e}"))?;
+        let Event::Created(setup) = engine_event(second)? else {
+            return Err("event 2 is not the creation".to_owned());
+        };
+        if second.seq != 2 {
+            return Err(format!("the creation is event {}, not 2", second.seq));
+        }
+        Game::check_setup(&setup).map_err(|e| format!("event 2: {e}"))?;
+        if setup.players.len() != opened.token_hashes.len() {
+            return Err("seats and token hashes disagree".to_owned());
+        }
+        let info = GameInfo {
+            id: first.game.as_str().to_owned(),
+            create_time_ms: first.time_millis as i64,
+            spectator_delay: opened.spectator_delay,
+            seed_sha256: setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default(),
+        };
+        Ok(Loaded {
+            info,
+            opened,
+            game: Game::new(setup),
+            version: 2,
+        })
+    }
+
+    /// Folds the next stored event in, with its effects. Only events that
+    /// `decide` accepted were ever stored; they are checked again anyway,
+    /// and every draw against the seed's order, so that a damaged or forged
+    /// stream is an error, not a wrong game.
+    pub fn advance(&mut self, stored: &StoredEvent) -> Result<(Event, Vec<Effect>), String> {
+        if stored.seq != self.version + 1 {
+            return Err(format!("event {} follows event {}", stored.seq, self.version));
+        }
+        let event = engine_event(stored)?;
+        let actor = match stored.actor {
+            Actor::Seat(s) => carcassonne_engine::Actor::Seat(Seat(s)),
+            Actor::Server => carcassonne_engine::Actor::Dealer,
+        };
+        let command = command_of(&event).ok_or_else(|| format!("event {}: not a decision", stored.seq))?;
+        self.game
+            .decide(actor, &command)
+            .map_err(|e| format!("event {}: {e}", stored.seq))?;
+        if matches!(event, Event::Drawn(_)) && self.game.automatic().as_ref() != Some(&event) {
+            return Err(format!(
+                "event {}: the draw does not follow from the seed",
+                stored.seq
+            ));
+        }
+        let mut effects = Vec::new();
+        self.game.apply_observed(&event, &mut effects);
+        self.version = stored.seq;
+        Ok((event, effects))
+    }
+
     /// Folds a stream, up to `until` (a version) if given; `each` sees every
-    /// engine event with its effects and the actor's seat.
+    /// engine event with its effects.
     pub fn fold(
         stored: &[StoredEvent],
         until: Option<u64>,
         mut each: impl FnMut(&StoredEvent, &Event, &[Effect]),
     ) -> Result<Loaded, String> {
-        let (first, rest) = stored.split_first().ok_or("no events")?;
-        if first.schema != OPENED_SCHEMA {
-            return Err(format!(
-                "event 1 has schema {}, not the server's opening",
-                first.schema
-            ));
-        }
-        let opened = Opened::decode(&first.payload).map_err(|e| format!("event 1: {e}"))?;
-        let (second, rest) = rest.split_first().ok_or("no creation event")?;
-        let Event::Created(setup) = engine_event(second)? else {
-            return Err("event 2 is not the creation".to_owned());
+        let [first, second, rest @ ..] = stored else {
+            return Err("fewer than two events".to_owned());
         };
-        Game::check_setup(&setup).map_err(|e| format!("event 2: {e}"))?;
-        if setup.players.len() != opened.token_hashes.len() {
-            return Err("seats and token hashes disagree".to_owned());
+        let mut loaded = Loaded::start(first, second)?;
+        if let Event::Created(setup) = engine_event(second)? {
+            each(second, &Event::Created(setup), &[]);
         }
-        let seed_sha256 = setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default();
-        let info = GameInfo {
-            id: first.game.as_str().to_owned(),
-            create_time_ms: first.time_millis as i64,
-            spectator_delay: opened.spectator_delay,
-            seed_sha256,
-        };
-        let created = Event::Created(setup.clone());
-        let mut game = Game::new(setup);
-        each(second, &created, &[]);
-        let mut version = second.seq;
-        let mut effects = Vec::new();
         for stored in rest {
             if until.is_some_and(|u| stored.seq > u) {
                 break;
             }
-            let event = engine_event(stored)?;
-            // Only events `decide` accepted were ever stored; check anyway,
-            // so that a damaged stream is an error, not a wrong game.
-            let actor = match stored.actor {
-                Actor::Seat(s) => carcassonne_engine::Actor::Seat(Seat(s)),
-                Actor::Server => carcassonne_engine::Actor::Dealer,
-            };
-            let command =
-                command_of(&event).ok_or_else(|| format!("event {}: not a decision", stored.seq))?;
-            game.decide(actor, &command)
-                .map_err(|e| format!("event {}: {e}", stored.seq))?;
-            effects.clear();
-            game.apply_observed(&event, &mut effects);
+            let (event, effects) = loaded.advance(stored)?;
             each(stored, &event, &effects);
-            version = stored.seq;
         }
-        Ok(Loaded {
-            info,
-            opened,
-            game,
-            version,
-        })
+        Ok(loaded)
     }
 }
 

@@ -9,10 +9,12 @@ use std::sync::Arc;
 
 use carcassonne_engine::Setup;
 use carcassonne_store::{GameId, RequestId};
+
 use tokio::sync::Semaphore;
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+use super::viewer::{self, Viewer, game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, view};
 use crate::games::stored::Loaded;
@@ -55,36 +57,6 @@ impl GameService {
     }
 }
 
-fn game_id(name: &str) -> Result<GameId, ApiError> {
-    let id = parse::game_name(name)?;
-    GameId::new(id).map_err(|e| ApiError::InvalidArgument {
-        field: "name".to_owned(),
-        message: e.to_string(),
-    })
-}
-
-fn request_id(id: &str) -> Result<RequestId, ApiError> {
-    parse::request_id(id)?;
-    RequestId::new(id).map_err(|e| ApiError::InvalidArgument {
-        field: "request_id".to_owned(),
-        message: e.to_string(),
-    })
-}
-
-/// The seat token of a request: `authorization: Bearer <token>`.
-fn token<T>(request: &Request<T>) -> Result<String, ApiError> {
-    let value = request
-        .metadata()
-        .get("authorization")
-        .ok_or(ApiError::MissingToken)?;
-    let text = value.to_str().map_err(|_| ApiError::BadToken)?;
-    let token = text.strip_prefix("Bearer ").unwrap_or(text).trim();
-    if token.is_empty() {
-        return Err(ApiError::MissingToken);
-    }
-    Ok(token.to_owned())
-}
-
 fn game_view(loaded: &Loaded) -> proto::Game {
     view::game(&loaded.info, loaded.version as i64, &loaded.game)
 }
@@ -93,10 +65,7 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
     outcomes
         .iter()
         .map(|o| {
-            let seat = match o.stored.actor {
-                carcassonne_store::Actor::Seat(s) => Some(carcassonne_engine::Seat(s)),
-                carcassonne_store::Actor::Server => None,
-            };
+            let seat = viewer::seat_of(&o.stored);
             view::event(
                 o.stored.seq as i64,
                 o.stored.time_millis as i64,
@@ -107,6 +76,19 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
             )
         })
         .collect()
+}
+
+/// The game as the caller may see it: now for its players (and everyone
+/// once it is over), `spectator_delay` events behind for spectators.
+fn visible_game(games: &Games, id: &GameId, token: Option<&str>) -> Result<Arc<Loaded>, ApiError> {
+    let now = games.load(id)?;
+    let visible =
+        Viewer::of(token, &now)?.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
+    if visible == now.version {
+        return Ok(now);
+    }
+    let (then, _) = games.history(id, Some(visible))?;
+    Ok(Arc::new(then))
 }
 
 /// A new game's id: derived from the creation's request id, so that a
@@ -162,10 +144,11 @@ impl proto::game_service_server::GameService for GameService {
         &self,
         request: Request<proto::GetGameRequest>,
     ) -> Result<Response<proto::GetGameResponse>, Status> {
+        let token = viewer::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_game", game = %id);
         let loaded = self
-            .blocking(move |games| games.load(&id))
+            .blocking(move |games| visible_game(games, &id, token.as_deref()))
             .instrument(span)
             .await?;
         Ok(Response::new(proto::GetGameResponse {
@@ -212,10 +195,11 @@ impl proto::game_service_server::GameService for GameService {
         &self,
         request: Request<proto::GetLegalActionsRequest>,
     ) -> Result<Response<proto::GetLegalActionsResponse>, Status> {
+        let token = viewer::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_legal_actions", game = %id);
         let loaded = self
-            .blocking(move |games| games.load(&id))
+            .blocking(move |games| visible_game(games, &id, token.as_deref()))
             .instrument(span)
             .await?;
         Ok(Response::new(proto::GetLegalActionsResponse {

@@ -4,7 +4,10 @@
 //! accepting, finish the calls in flight (their appends are durable before
 //! they answer), close the store.
 
+mod audit;
 mod game_service;
+mod viewer;
+mod watch_service;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -16,9 +19,11 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
 pub use self::game_service::GameService;
+pub use self::watch_service::WatchService;
 use crate::games::Games;
 use crate::proto;
 use crate::proto::game_service_server::GameServiceServer;
+use crate::proto::watch_service_server::WatchServiceServer;
 
 /// Largest request a client may send; larger ones get RESOURCE_EXHAUSTED.
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
@@ -156,8 +161,18 @@ pub async fn serve_with_ready(
     })?;
     let store: Arc<dyn carcassonne_store::EventStore> = Arc::new(store);
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
-    let game_service = GameServiceServer::new(GameService::new(games, config.max_in_flight))
+    let game_service = GameServiceServer::new(GameService::new(games.clone(), config.max_in_flight))
         .max_decoding_message_size(MAX_REQUEST_BYTES)
+        .max_encoding_message_size(MAX_RESPONSE_BYTES);
+    // Shutdown by broadcast: streams end when it comes.
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let shutdown = async move {
+        shutdown.await;
+        let _ = stop.send(true);
+    };
+    // Records to verify may be larger than other requests.
+    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping))
+        .max_decoding_message_size(MAX_RESPONSE_BYTES)
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 
     let reflection_v1 = tonic_reflection::server::Builder::configure()
@@ -170,20 +185,26 @@ pub async fn serve_with_ready(
         .build_v1alpha()?;
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GameServiceServer<GameService>>().await;
+    health.set_serving::<WatchServiceServer<WatchService>>().await;
 
     let addr = listener.local_addr().ok();
     tracing::info!(?addr, data = %config.data.display(), "serving");
     if let Some(addr) = addr {
         ready(addr);
     }
+    // Browsers speak grpc-web over HTTP/1.1 on the same port, with CORS.
     Server::builder()
+        .accept_http1(true)
         .layer(tower::util::MapResponseLayer::new(oversize_is_exhausted))
+        .layer(tower_http::cors::CorsLayer::very_permissive())
+        .layer(tonic_web::GrpcWebLayer::new())
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
         .add_service(health_service)
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(game_service)
+        .add_service(watch_service)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     // Every call has answered, so every append is durable; dropping the

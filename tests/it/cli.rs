@@ -128,11 +128,21 @@ fn serve_starts_with_no_setup_and_stops_cleanly_on_sigterm() {
         .spawn()
         .unwrap();
     let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
     assert!(line.starts_with("listening on 127.0.0.1:"), "{line}");
     assert!(data.is_dir(), "the store directory is created");
-    let killed = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    let killed = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
     assert!(killed.success());
     let status = child.wait().unwrap();
     assert_eq!(status.code(), Some(0));
+}
+
+/// `carcassonne verify -` on a record's text: what it prints.
+pub fn run_verify(record: &str) -> String {
+    stdout(&run(&["verify", "-"], record))
 }

@@ -5,3 +5,4 @@
 mod cli;
 mod secrecy;
 mod server;
+mod watch;

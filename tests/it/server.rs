@@ -123,10 +123,14 @@ pub async fn play_to_end(
     tokens: &[String],
 ) -> proto::Game {
     for step in 0.. {
+        // A player's view: spectators of a delayed game see it behind.
         let legal = client
-            .get_legal_actions(proto::GetLegalActionsRequest {
-                name: name.to_owned(),
-            })
+            .get_legal_actions(with_token(
+                proto::GetLegalActionsRequest {
+                    name: name.to_owned(),
+                },
+                &tokens[0],
+            ))
             .await
             .unwrap()
             .into_inner();
@@ -518,46 +522,75 @@ async fn a_request_over_the_size_limit_is_resource_exhausted() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn reflection_lists_the_services_and_health_says_serving() {
+    use tonic_reflection::pb::v1::ServerReflectionRequest;
     use tonic_reflection::pb::v1::server_reflection_client::ServerReflectionClient;
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
-    use tonic_reflection::pb::v1::ServerReflectionRequest;
 
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let url = format!("http://{}", server.addr);
     let _ = server.client().await;
     // What `grpcurl -plaintext ADDR list` asks.
-    let channel = tonic::transport::Endpoint::from_shared(url).unwrap().connect().await.unwrap();
+    let channel = tonic::transport::Endpoint::from_shared(url)
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
     let mut reflection = ServerReflectionClient::new(channel.clone());
     let request = ServerReflectionRequest {
         host: String::new(),
         message_request: Some(MessageRequest::ListServices(String::new())),
     };
-    let mut responses = reflection.server_reflection_info(tokio_stream::iter(vec![request])).await.unwrap().into_inner();
+    let mut responses = reflection
+        .server_reflection_info(tokio_stream::iter(vec![request]))
+        .await
+        .unwrap()
+        .into_inner();
     let response = responses.message().await.unwrap().unwrap();
     let Some(MessageResponse::ListServicesResponse(list)) = response.message_response else {
         panic!("no service list: {response:?}")
     };
     let names: Vec<String> = list.service.into_iter().map(|s| s.name).collect();
-    for expected in ["carcassonne.v1.GameService", "grpc.health.v1.Health", "grpc.reflection.v1.ServerReflection"] {
+    for expected in [
+        "carcassonne.v1.GameService",
+        "grpc.health.v1.Health",
+        "grpc.reflection.v1.ServerReflection",
+    ] {
         assert!(names.iter().any(|n| n == expected), "{expected} not in {names:?}");
     }
     // What `grpcurl -plaintext ADDR describe carcassonne.v1.GameService` asks.
     let request = ServerReflectionRequest {
         host: String::new(),
-        message_request: Some(MessageRequest::FileContainingSymbol("carcassonne.v1.GameService".into())),
+        message_request: Some(MessageRequest::FileContainingSymbol(
+            "carcassonne.v1.GameService".into(),
+        )),
     };
-    let mut responses = reflection.server_reflection_info(tokio_stream::iter(vec![request])).await.unwrap().into_inner();
-    let response = responses.message().await.unwrap().unwrap();
-    assert!(matches!(response.message_response, Some(MessageResponse::FileDescriptorResponse(_))), "{response:?}");
-
-    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
-    let answer = health
-        .check(tonic_health::pb::HealthCheckRequest { service: "carcassonne.v1.GameService".into() })
+    let mut responses = reflection
+        .server_reflection_info(tokio_stream::iter(vec![request]))
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(answer.status, tonic_health::pb::health_check_response::ServingStatus::Serving as i32);
+    let response = responses.message().await.unwrap().unwrap();
+    assert!(
+        matches!(
+            response.message_response,
+            Some(MessageResponse::FileDescriptorResponse(_))
+        ),
+        "{response:?}"
+    );
+
+    let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
+    let answer = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: "carcassonne.v1.GameService".into(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        answer.status,
+        tonic_health::pb::health_check_response::ServingStatus::Serving as i32
+    );
     server.stop().await;
 }

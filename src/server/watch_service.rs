@@ -1,0 +1,525 @@
+//! `carcassonne.v1.WatchService`: a game's events as a stream (live and
+//! resumable), the server's game changes, step-by-step replay, the state at
+//! any version, and records for audits.
+//!
+//! Every stream runs in its own task and writes into a bounded channel to
+//! its client. It reads the store's broadcast, which never waits for it:
+//! a watcher that does not keep up lags there, is told it fell behind, and
+//! ends; neither the game nor other watchers ever wait for it.
+
+use std::collections::VecDeque;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use carcassonne_store::{EventStore, StoredEvent};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::viewer::{self, Viewer};
+use crate::api::status::ApiError;
+use crate::api::view;
+use crate::games::stored::Loaded;
+use crate::games::{Games, store_error};
+use crate::proto::{self, watch_game_response as wg, watch_server_response as ws};
+
+type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// Messages a stream may hold for a client that reads slowly.
+const CLIENT_BUFFER: usize = 64;
+
+pub struct WatchService {
+    games: Arc<Games>,
+    /// Turns true when the server shuts down: every stream then ends, so
+    /// that the graceful shutdown does not wait for watchers forever.
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+impl WatchService {
+    pub fn new(games: Arc<Games>, stopping: tokio::sync::watch::Receiver<bool>) -> WatchService {
+        WatchService { games, stopping }
+    }
+
+    fn store(&self) -> Arc<dyn EventStore> {
+        self.games.store().clone()
+    }
+}
+
+fn keep_alive(seconds: u32) -> Result<Duration, ApiError> {
+    match seconds {
+        0 => Ok(Duration::from_secs(15)),
+        1..=300 => Ok(Duration::from_secs(u64::from(seconds))),
+        n => Err(ApiError::InvalidArgument {
+            field: "keep_alive_seconds".to_owned(),
+            message: format!("1 to 300, not {n}"),
+        }),
+    }
+}
+
+fn version_arg(field: &str, value: i64) -> Result<u64, ApiError> {
+    u64::try_from(value).map_err(|_| ApiError::InvalidArgument {
+        field: field.to_owned(),
+        message: "must not be negative".to_owned(),
+    })
+}
+
+/// An event folded in, with what a watcher is shown about it.
+struct Folded {
+    stored: StoredEvent,
+    message: proto::WatchedEvent,
+    finished: bool,
+}
+
+/// A game folded as its events arrive.
+struct Follower {
+    loaded: Loaded,
+    finished: bool,
+}
+
+impl Follower {
+    fn advance(&mut self, stored: StoredEvent) -> Result<Folded, ApiError> {
+        let (event, effects) = self.loaded.advance(&stored).map_err(ApiError::Corrupt)?;
+        let game = &self.loaded.game;
+        self.finished = game.is_finished();
+        let seat = viewer::seat_of(&stored);
+        let message = proto::WatchedEvent {
+            event: Some(view::event(
+                stored.seq as i64,
+                stored.time_millis as i64,
+                seat,
+                &event,
+                &effects,
+                &self.loaded.info.seed_sha256,
+            )),
+            pending: Some(view::pending(game.pending())),
+            scores: game.scores().to_vec(),
+        };
+        Ok(Folded {
+            stored,
+            message,
+            finished: self.finished,
+        })
+    }
+}
+
+#[tonic::async_trait]
+impl proto::watch_service_server::WatchService for WatchService {
+    type WatchGameStream = Responses<proto::WatchGameResponse>;
+    type WatchServerStream = Responses<proto::WatchServerResponse>;
+    type ReplayGameStream = Responses<proto::ReplayGameResponse>;
+
+    async fn watch_game(
+        &self,
+        request: Request<proto::WatchGameRequest>,
+    ) -> Result<Response<Self::WatchGameStream>, Status> {
+        let token = viewer::optional_token(&request)?;
+        let r = request.into_inner();
+        let id = viewer::game_id(&r.name)?;
+        let from = version_arg("from_version", r.from_version)?;
+        let every = keep_alive(r.keep_alive_seconds)?;
+        let store = self.store();
+        // Subscribe before reading, so that nothing falls between the two.
+        let live = store.subscribe_game(&id);
+        let (stored, viewer) = {
+            let (id, games) = (id.clone(), self.games.clone());
+            tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+                let loaded = games.load(&id)?;
+                let viewer = Viewer::of(token.as_deref(), &loaded)?;
+                Ok((games.store().read_game(&id, 1).map_err(store_error)?, viewer))
+            })
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))??
+        };
+        let [first, second, rest @ ..] = &stored[..] else {
+            return Err(ApiError::Corrupt(format!("games/{id} has fewer than two events")).into());
+        };
+        let mut follower = Follower {
+            loaded: Loaded::start(first, second).map_err(ApiError::Corrupt)?,
+            finished: false,
+        };
+        let mut queue: VecDeque<Folded> = VecDeque::new();
+        for event in rest {
+            queue.push_back(follower.advance(event.clone())?);
+        }
+        let head = follower.loaded.version;
+        let visible = viewer.visible(head, follower.finished, follower.loaded.info.spectator_delay);
+        let start = if from == 0 { visible } else { from };
+        if start < 2 || start > visible {
+            return Err(ApiError::InvalidArgument {
+                field: "from_version".to_owned(),
+                message: format!("between 2 and {visible}, the version you may see, not {start}"),
+            }
+            .into());
+        }
+        let snapshot = {
+            let (loaded, _) = self.games.history(&id, Some(start))?;
+            view::game(&loaded.info, loaded.version as i64, &loaded.game)
+        };
+        while queue.front().is_some_and(|f| f.stored.seq <= start) {
+            queue.pop_front();
+        }
+        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+        let stopping = self.stopping.clone();
+        let span = tracing::info_span!("watch_game", game = %id);
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                if tx
+                    .send(Ok(wg_message(wg::Message::Snapshot(snapshot))))
+                    .await
+                    .is_err()
+                {
+                    return;
+                }
+                pump_game(GameStream {
+                    tx,
+                    live,
+                    follower,
+                    queue,
+                    viewer,
+                    sent: start,
+                    every,
+                    stopping,
+                })
+                .await;
+            },
+            span,
+        ));
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn watch_server(
+        &self,
+        request: Request<proto::WatchServerRequest>,
+    ) -> Result<Response<Self::WatchServerStream>, Status> {
+        let r = request.into_inner();
+        let every = keep_alive(r.keep_alive_seconds)?;
+        let store = self.store();
+        let live = store.subscribe_all();
+        let from = match r.from_position {
+            -1 => store.last_position(),
+            p => version_arg("from_position", p)?,
+        };
+        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+        let games = self.games.clone();
+        tokio::spawn(pump_server(tx, live, games, from, every, self.stopping.clone()));
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn replay_game(
+        &self,
+        request: Request<proto::ReplayGameRequest>,
+    ) -> Result<Response<Self::ReplayGameStream>, Status> {
+        let token = viewer::optional_token(&request)?;
+        let r = request.into_inner();
+        let id = viewer::game_id(&r.name)?;
+        let from = version_arg("from_version", r.from_version)?;
+        let to = version_arg("to_version", r.to_version)?;
+        if r.interval_ms > 60_000 {
+            return Err(ApiError::InvalidArgument {
+                field: "interval_ms".to_owned(),
+                message: "at most 60000".to_owned(),
+            }
+            .into());
+        }
+        let games = self.games.clone();
+        let (steps, info) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+            let now = games.load(&id)?;
+            let viewer = Viewer::of(token.as_deref(), &now)?;
+            let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
+            let to = if to == 0 { visible } else { to };
+            if to > visible || from > to {
+                return Err(ApiError::InvalidArgument {
+                    field: "to_version".to_owned(),
+                    message: format!("from_version <= to_version <= {visible}, the version you may see"),
+                });
+            }
+            let stored = games.store().read_game(&id, 1).map_err(store_error)?;
+            let [first, second, rest @ ..] = &stored[..] else {
+                return Err(ApiError::Corrupt("fewer than two events".to_owned()));
+            };
+            let mut loaded = Loaded::start(first, second).map_err(ApiError::Corrupt)?;
+            let mut steps = Vec::new();
+            for event in rest.iter().take_while(|e| e.seq <= to) {
+                let (engine_event, effects) = loaded.advance(event).map_err(ApiError::Corrupt)?;
+                if event.seq > from {
+                    steps.push(proto::ReplayGameResponse {
+                        event: Some(view::event(
+                            event.seq as i64,
+                            event.time_millis as i64,
+                            viewer::seat_of(event),
+                            &engine_event,
+                            &effects,
+                            &loaded.info.seed_sha256,
+                        )),
+                        game: Some(view::game(&loaded.info, loaded.version as i64, &loaded.game)),
+                    });
+                }
+            }
+            Ok((steps, loaded.info))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))??;
+        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+        let interval = Duration::from_millis(u64::from(r.interval_ms));
+        let mut stopping = self.stopping.clone();
+        tokio::spawn(tracing::Instrument::instrument(
+            async move {
+                for (i, step) in steps.into_iter().enumerate() {
+                    if i > 0 && !interval.is_zero() {
+                        tokio::select! {
+                            () = tokio::time::sleep(interval) => {}
+                            _ = stopping.changed() => return,
+                        }
+                    }
+                    // Backpressure: as fast as the client reads.
+                    if tx.send(Ok(step)).await.is_err() {
+                        return;
+                    }
+                }
+            },
+            tracing::info_span!("replay_game", game = %info.id),
+        ));
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn get_game_at_version(
+        &self,
+        request: Request<proto::GetGameAtVersionRequest>,
+    ) -> Result<Response<proto::GetGameAtVersionResponse>, Status> {
+        let token = viewer::optional_token(&request)?;
+        let r = request.into_inner();
+        let id = viewer::game_id(&r.name)?;
+        let version = version_arg("version", r.version)?;
+        let games = self.games.clone();
+        let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+            let now = games.load(&id)?;
+            let viewer = Viewer::of(token.as_deref(), &now)?;
+            let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
+            if !(2..=visible).contains(&version) {
+                return Err(ApiError::InvalidArgument {
+                    field: "version".to_owned(),
+                    message: format!("between 2 and {visible}, the version you may see, not {version}"),
+                });
+            }
+            let (loaded, _) = games.history(&id, Some(version))?;
+            Ok(view::game(&loaded.info, loaded.version as i64, &loaded.game))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))??;
+        Ok(Response::new(proto::GetGameAtVersionResponse {
+            game: Some(game),
+        }))
+    }
+
+    async fn export_game(
+        &self,
+        request: Request<proto::ExportGameRequest>,
+    ) -> Result<Response<proto::ExportGameResponse>, Status> {
+        let token = viewer::optional_token(&request)?;
+        let id = viewer::game_id(&request.get_ref().name)?;
+        let games = self.games.clone();
+        let export = tokio::task::spawn_blocking(move || super::audit::export(&games, &id, token.as_deref()))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))??;
+        Ok(Response::new(export))
+    }
+
+    async fn verify_game(
+        &self,
+        request: Request<proto::VerifyGameRequest>,
+    ) -> Result<Response<proto::VerifyGameResponse>, Status> {
+        let r = request.into_inner();
+        let answer = tokio::task::spawn_blocking(move || super::audit::verify(&r))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
+        Ok(Response::new(answer))
+    }
+}
+
+fn wg_message(message: wg::Message) -> proto::WatchGameResponse {
+    proto::WatchGameResponse {
+        message: Some(message),
+    }
+}
+
+/// One watcher's stream of a game.
+struct GameStream {
+    tx: mpsc::Sender<Result<proto::WatchGameResponse, Status>>,
+    live: broadcast::Receiver<Arc<StoredEvent>>,
+    follower: Follower,
+    /// Events folded but not yet sent.
+    queue: VecDeque<Folded>,
+    viewer: Viewer,
+    /// The last version sent.
+    sent: u64,
+    every: Duration,
+    stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+/// Sends a game's events to one watcher: those already read, then live
+/// ones, each once, never past what the viewer may see.
+async fn pump_game(stream: GameStream) {
+    let GameStream {
+        tx,
+        mut live,
+        mut follower,
+        mut queue,
+        viewer,
+        mut sent,
+        every,
+        mut stopping,
+    } = stream;
+    let sent = &mut sent;
+    let delay = follower.loaded.info.spectator_delay;
+    loop {
+        // Everything the viewer may see now, in order.
+        let visible = viewer.visible(follower.loaded.version, follower.finished, delay);
+        while queue.front().is_some_and(|f| f.stored.seq <= visible) {
+            let Some(folded) = queue.pop_front() else { break };
+            *sent = folded.stored.seq;
+            let last = folded.finished && queue.is_empty();
+            if tx
+                .send(Ok(wg_message(wg::Message::Event(folded.message))))
+                .await
+                .is_err()
+            {
+                return;
+            }
+            if last {
+                return;
+            }
+        }
+        let next = tokio::select! {
+            next = live.recv() => next,
+            _ = stopping.changed() => return,
+            () = tokio::time::sleep(every) => {
+                let beat = wg_message(wg::Message::KeepAlive(*sent as i64));
+                if tx.send(Ok(beat)).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        match next {
+            // Already read before subscribing, or already folded.
+            Ok(event) if event.seq <= follower.loaded.version => {}
+            Ok(event) => match follower.advance((*event).clone()) {
+                Ok(folded) => queue.push_back(folded),
+                Err(error) => {
+                    let _ = tx.send(Err(error.into())).await;
+                    return;
+                }
+            },
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                let _ = tx
+                    .send(Ok(wg_message(wg::Message::FellBehind(*sent as i64))))
+                    .await;
+                return;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+/// Sends the server's game changes from `from` on: first from the store,
+/// then live.
+async fn pump_server(
+    tx: mpsc::Sender<Result<proto::WatchServerResponse, Status>>,
+    mut live: broadcast::Receiver<Arc<StoredEvent>>,
+    games: Arc<Games>,
+    mut position: u64,
+    every: Duration,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    let message = |m: ws::Message| proto::WatchServerResponse { message: Some(m) };
+    // Catch up from the store, a page at a time.
+    loop {
+        let (store, from) = (games.store().clone(), position + 1);
+        let page = match tokio::task::spawn_blocking(move || store.read_all(from, 1000)).await {
+            Ok(Ok(page)) => page,
+            Ok(Err(error)) => {
+                let _ = tx.send(Err(store_error(error).into())).await;
+                return;
+            }
+            Err(error) => {
+                let _ = tx.send(Err(ApiError::Internal(error.to_string()).into())).await;
+                return;
+            }
+        };
+        if page.is_empty() {
+            break;
+        }
+        for event in page {
+            position = event.position;
+            if let Some(change) = classify(&games, &event).await
+                && tx.send(Ok(message(ws::Message::Event(change)))).await.is_err()
+            {
+                return;
+            }
+        }
+    }
+    loop {
+        let next = tokio::select! {
+            next = live.recv() => next,
+            _ = stopping.changed() => return,
+            () = tokio::time::sleep(every) => {
+                if tx.send(Ok(message(ws::Message::KeepAlive(position as i64)))).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+        };
+        match next {
+            Ok(event) if event.position <= position => {}
+            Ok(event) => {
+                position = event.position;
+                if let Some(change) = classify(&games, &event).await
+                    && tx.send(Ok(message(ws::Message::Event(change)))).await.is_err()
+                {
+                    return;
+                }
+            }
+            Err(broadcast::error::RecvError::Lagged(_)) => {
+                let _ = tx
+                    .send(Ok(message(ws::Message::FellBehind(position as i64))))
+                    .await;
+                return;
+            }
+            Err(broadcast::error::RecvError::Closed) => return,
+        }
+    }
+}
+
+/// What an event means for the server's dashboard, if anything: a game's
+/// opening creates it; its first player action (always its 4th event:
+/// opening, creation, first draw, action) starts it; its last event, when
+/// the game is over, finishes it.
+async fn classify(games: &Arc<Games>, event: &StoredEvent) -> Option<proto::ServerEvent> {
+    use proto::GameChange as C;
+    let change = match event.seq {
+        1 => Some(C::Created),
+        4 if viewer::seat_of(event).is_some() => Some(C::Started),
+        _ => None,
+    };
+    let finished = {
+        let (games, id) = (games.clone(), event.game.clone());
+        let seq = event.seq;
+        tokio::task::spawn_blocking(move || {
+            games
+                .load(&id)
+                .map(|l| l.game.is_finished() && l.version == seq)
+                .unwrap_or(false)
+        })
+        .await
+        .unwrap_or(false)
+    };
+    let change = if finished { Some(C::Finished) } else { change }?;
+    Some(proto::ServerEvent {
+        position: event.position as i64,
+        name: format!("games/{}", event.game),
+        change: change as i32,
+        version: event.seq as i64,
+    })
+}

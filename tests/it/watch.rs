@@ -1,0 +1,426 @@
+//! Watching, replaying and auditing games against a real server.
+
+use carcassonne::proto::watch_service_client::WatchServiceClient;
+use carcassonne::proto::{self, watch_game_response::Message as W};
+use tokio_stream::StreamExt as _;
+use tonic::transport::Channel;
+
+use crate::server::{TestServer, create_request, play_to_end, with_token};
+
+async fn watcher(server: &TestServer) -> WatchServiceClient<Channel> {
+    let _ = server.client().await;
+    WatchServiceClient::connect(format!("http://{}", server.addr))
+        .await
+        .unwrap()
+}
+
+/// Creates a game; returns its name and tokens.
+async fn create(
+    server: &TestServer,
+    id: &str,
+    delay: u32,
+    expansions: &[proto::Expansion],
+) -> (String, Vec<String>) {
+    let mut client = server.client().await;
+    let mut request = create_request(id, 2, expansions, 11);
+    request.spectator_delay = delay;
+    let created = client.create_game(request).await.unwrap().into_inner();
+    (
+        created.game.unwrap().name,
+        created.tokens.into_iter().map(|t| t.token).collect(),
+    )
+}
+
+/// Reads a watch stream to its end: the snapshot's version and the events'.
+async fn read_all(mut stream: tonic::Streaming<proto::WatchGameResponse>) -> (i64, Vec<proto::WatchedEvent>) {
+    let mut snapshot = 0;
+    let mut events = Vec::new();
+    while let Some(message) = stream.next().await {
+        match message.unwrap().message.unwrap() {
+            W::Snapshot(game) => snapshot = game.version,
+            W::Event(event) => events.push(event),
+            W::KeepAlive(_) => {}
+            W::FellBehind(v) => panic!("fell behind at {v}"),
+        }
+    }
+    (snapshot, events)
+}
+
+fn versions(events: &[proto::WatchedEvent]) -> Vec<i64> {
+    events.iter().map(|e| e.event.as_ref().unwrap().version).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(&server, "watched", 0, &[]).await;
+    let mut w = watcher(&server).await;
+    // 200 watchers from before the first move, and one that reconnects.
+    let mut watchers = Vec::new();
+    for _ in 0..200 {
+        let stream = w
+            .watch_game(proto::WatchGameRequest {
+                name: name.clone(),
+                from_version: 3,
+                keep_alive_seconds: 1,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        watchers.push(tokio::spawn(read_all(stream)));
+    }
+    let reconnecting = {
+        let (mut w, name) = (w.clone(), name.clone());
+        tokio::spawn(async move {
+            let mut seen: Vec<i64> = Vec::new();
+            let mut from = 3;
+            let mut chunk = 1;
+            loop {
+                let mut stream = w
+                    .watch_game(proto::WatchGameRequest {
+                        name: name.clone(),
+                        from_version: from,
+                        keep_alive_seconds: 1,
+                    })
+                    .await
+                    .unwrap()
+                    .into_inner();
+                let mut taken = 0;
+                let mut ended = true;
+                while let Some(message) = stream.next().await {
+                    match message.unwrap().message.unwrap() {
+                        W::Snapshot(game) => assert_eq!(game.version, from),
+                        W::Event(event) => {
+                            let v = event.event.unwrap().version;
+                            seen.push(v);
+                            from = v;
+                            taken += 1;
+                            // Hang up after a varying number of events.
+                            if taken == chunk {
+                                ended = false;
+                                break;
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                if ended {
+                    return seen;
+                }
+                chunk = chunk % 7 + 1;
+            }
+        })
+    };
+    let mut client = server.client().await;
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    let expected: Vec<i64> = (4..=done.version).collect();
+    for watcher in watchers {
+        let (snapshot, events) = watcher.await.unwrap();
+        assert_eq!(snapshot, 3);
+        assert_eq!(versions(&events), expected);
+        let last = events.last().unwrap();
+        assert!(last.event.as_ref().unwrap().finished);
+        assert_eq!(
+            last.scores,
+            done.players.iter().map(|p| p.score).collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(
+        reconnecting.await.unwrap(),
+        expected,
+        "a reconnecting watcher misses nothing and sees nothing twice"
+    );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(
+        &server,
+        "replayed",
+        0,
+        &[proto::Expansion::River, proto::Expansion::Count],
+    )
+    .await;
+    let mut w = watcher(&server).await;
+    let live = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: 2,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let live = tokio::spawn(read_all(live));
+    let mut client = server.client().await;
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    let (_, live) = live.await.unwrap();
+    let mut replay = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: 2,
+            to_version: 0,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut steps = Vec::new();
+    while let Some(step) = replay.next().await {
+        steps.push(step.unwrap());
+    }
+    assert_eq!(steps.len(), live.len());
+    for (step, watched) in steps.iter().zip(&live) {
+        assert_eq!(step.event, watched.event, "the replay equals the live stream");
+        let game = step.game.clone().unwrap();
+        assert_eq!(game.pending, watched.pending);
+        // Seeking to the step's version gives the step's state.
+        let seek = w
+            .get_game_at_version(proto::GetGameAtVersionRequest {
+                name: name.clone(),
+                version: game.version,
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert_eq!(seek, game);
+        // What was public then: the seed only once the game was over.
+        assert_eq!(
+            game.seed.is_empty(),
+            game.status != proto::GameStatus::Finished as i32
+        );
+    }
+    assert_eq!(steps.last().unwrap().game.as_ref().unwrap(), &done);
+    // Paced replay: one step per interval.
+    let started = std::time::Instant::now();
+    let mut paced = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: 2,
+            to_version: 6,
+            interval_ms: 50,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut count = 0;
+    while let Some(step) = paced.next().await {
+        step.unwrap();
+        count += 1;
+    }
+    assert_eq!(count, 4);
+    assert!(started.elapsed() >= std::time::Duration::from_millis(150));
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn spectators_see_a_running_game_n_events_behind_and_all_of_it_at_the_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(&server, "delayed", 5, &[]).await;
+    let mut client = server.client().await;
+    // Play some moves.
+    for step in 0..12 {
+        let legal = client
+            .get_legal_actions(with_token(
+                proto::GetLegalActionsRequest { name: name.clone() },
+                &tokens[0],
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        let token = &tokens[legal.pending.unwrap().seat as usize];
+        let action = legal.actions[step % legal.actions.len()].action.unwrap();
+        client
+            .act(with_token(
+                crate::server::act(&name, legal.version, &format!("d{step}"), action),
+                token,
+            ))
+            .await
+            .unwrap();
+    }
+    let player = client
+        .get_game(with_token(
+            proto::GetGameRequest { name: name.clone() },
+            &tokens[1],
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let spectator = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(spectator.version, player.version - 5);
+    let mut w = watcher(&server).await;
+    let mut stream = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: 0,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = stream.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot.version, player.version - 5);
+    let status = w
+        .get_game_at_version(proto::GetGameAtVersionRequest {
+            name: name.clone(),
+            version: player.version,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::InvalidArgument);
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    let (_, rest) = read_all(stream).await;
+    assert_eq!(
+        rest.last().unwrap().event.as_ref().unwrap().version,
+        done.version,
+        "everything once it ends"
+    );
+    let after = client
+        .get_game(proto::GetGameRequest { name })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(after, done);
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn exports_verify_and_tampering_is_found_at_the_first_bad_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(&server, "audited", 0, &[proto::Expansion::Count]).await;
+    let mut client = server.client().await;
+    let created_game = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let commitment = created_game.game.unwrap().seed_sha256;
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    let mut w = watcher(&server).await;
+    let export = w
+        .export_game(proto::ExportGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let scores: Vec<u32> = done.players.iter().map(|p| p.score).collect();
+    // The record re-scores the same with `carcassonne verify`.
+    let verified = crate::cli::run_verify(&export.record_json);
+    assert!(verified.starts_with("ok:"), "{verified}");
+    assert!(verified.contains(&format!("{scores:?}")), "{verified}");
+    // And through the API, with its event log and seed.
+    let request = proto::VerifyGameRequest {
+        record_json: export.record_json.clone(),
+        events: export.events.clone(),
+        seed: export.seed.clone(),
+        name: name.clone(),
+    };
+    let answer = w.verify_game(request.clone()).await.unwrap().into_inner();
+    assert!(answer.ok, "{answer:?}");
+    assert_eq!(answer.scores, scores);
+    // The seed hashes to the commitment shown from the start.
+    let seed: Vec<u8> = (0..32)
+        .map(|i| u8::from_str_radix(&export.seed[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    assert_eq!(
+        carcassonne::games::auth::seed_commitment(&seed.try_into().unwrap()),
+        commitment
+    );
+    // One event changed: found at that event.
+    let mut tampered = request.clone();
+    tampered.events[9].payload = proto_tamper(&tampered.events[9].payload);
+    let answer = w.verify_game(tampered).await.unwrap().into_inner();
+    assert!(!answer.ok);
+    assert_eq!(answer.at, 10, "{answer:?}");
+    // A changed event whose hash was recomputed breaks the chain after it.
+    let mut rechained = request.clone();
+    rechained.events[9].hash = "00".repeat(32);
+    let answer = w.verify_game(rechained).await.unwrap().into_inner();
+    assert!(!answer.ok);
+    assert_eq!(answer.at, 10, "{answer:?}");
+    // Another seed does not pass.
+    let mut wrong_seed = request.clone();
+    wrong_seed.seed = "11".repeat(32);
+    let answer = w.verify_game(wrong_seed).await.unwrap().into_inner();
+    assert!(!answer.ok && answer.error.contains("seed"), "{answer:?}");
+    // A tampered record: found at its turn.
+    let mut record: serde_json::Value = serde_json::from_str(&export.record_json).unwrap();
+    record["turns"][5]["x"] = serde_json::json!(record["turns"][5]["x"].as_i64().unwrap() + 50);
+    let answer = w
+        .verify_game(proto::VerifyGameRequest {
+            record_json: record.to_string(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.ok);
+    assert_eq!((answer.at, answer.rule.as_str()), (5, "B-T1"), "{answer:?}");
+    server.stop().await;
+}
+
+/// Changes one byte of a payload.
+fn proto_tamper(payload: &[u8]) -> Vec<u8> {
+    let mut changed = payload.to_vec();
+    let last = changed.len() - 1;
+    changed[last] ^= 1;
+    changed
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_server_stream_shows_games_created_started_and_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut w = watcher(&server).await;
+    let (name, tokens) = create(&server, "lobby", 0, &[]).await;
+    let mut client = server.client().await;
+    play_to_end(&mut client, &name, &tokens).await;
+    let mut stream = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: 0,
+            keep_alive_seconds: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut changes = Vec::new();
+    while changes.len() < 3 {
+        match stream.next().await.unwrap().unwrap().message.unwrap() {
+            proto::watch_server_response::Message::Event(e) => changes.push((e.name, e.change)),
+            proto::watch_server_response::Message::KeepAlive(_) => break,
+            proto::watch_server_response::Message::FellBehind(p) => panic!("fell behind at {p}"),
+        }
+    }
+    use proto::GameChange as C;
+    assert_eq!(
+        changes,
+        vec![
+            (name.clone(), C::Created as i32),
+            (name.clone(), C::Started as i32),
+            (name, C::Finished as i32)
+        ]
+    );
+    server.stop().await;
+}
