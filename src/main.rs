@@ -1,6 +1,7 @@
 //! The `carcassonne` binary: the command line of the project.
 
 mod cli;
+mod viewer;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -33,6 +34,12 @@ enum Command {
     /// Check a game record: exits 0 only if every turn is legal and its
     /// `final_scores`, when present, are right.
     Verify(cli::VerifyArgs),
+    /// Follow a game on a server live: the board, the scores, the pending
+    /// decision and the last event, until the game ends.
+    Watch(viewer::WatchArgs),
+    /// Step through a game on a server: n/space/right next, p/left back,
+    /// g N go to version N, q quit (one command a line from a pipe).
+    Replay(viewer::ReplayArgs),
 }
 
 fn main() -> ExitCode {
@@ -42,6 +49,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo(&a),
         Command::Score(a) => cli::score(&a),
         Command::Verify(a) => cli::verify(&a),
+        Command::Watch(a) => viewer::watch(&a),
+        Command::Replay(a) => viewer::replay(&a),
     };
     match result {
         Ok(code) => code,

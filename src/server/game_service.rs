@@ -228,6 +228,7 @@ impl proto::game_service_server::GameService for GameService {
             version: loaded.version as i64,
             events: events_view(&loaded, &outcomes),
             game: Some(game_view(&loaded)),
+            legal_actions: view::actions(&loaded.game),
         }))
     }
 }

@@ -112,29 +112,38 @@ pub fn init_tracing() {
         .try_init();
 }
 
-/// Resolves on SIGINT (Ctrl-C) or SIGTERM.
-pub async fn shutdown_signal() {
-    let interrupt = tokio::signal::ctrl_c();
+/// Resolves on SIGINT (Ctrl-C) or SIGTERM. The handlers are installed at
+/// once, before the future is first polled, so that a signal sent as soon
+/// as the server says it listens is not lost to the default action.
+pub fn shutdown_signal() -> impl Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut terminate = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(signal) => signal,
-            Err(error) => {
-                tracing::warn!(%error, "no SIGTERM handler; only SIGINT stops the server");
-                let _ = interrupt.await;
-                return;
+        use tokio::signal::unix::{SignalKind, signal};
+        let interrupt = signal(SignalKind::interrupt());
+        let terminate = signal(SignalKind::terminate());
+        async move {
+            match (interrupt, terminate) {
+                (Ok(mut interrupt), Ok(mut terminate)) => {
+                    tokio::select! {
+                        _ = interrupt.recv() => {}
+                        _ = terminate.recv() => {}
+                    }
+                }
+                (Err(error), _) | (_, Err(error)) => {
+                    tracing::warn!(%error, "no signal handlers; stop the server by killing it");
+                    std::future::pending::<()>().await;
+                }
             }
-        };
-        tokio::select! {
-            _ = interrupt => {}
-            _ = terminate.recv() => {}
+            tracing::info!("shutting down: no new calls, finishing the calls in flight");
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = interrupt.await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("shutting down: no new calls, finishing the calls in flight");
+        }
     }
-    tracing::info!("shutting down: no new calls, finishing the calls in flight");
 }
 
 /// Serves every service on `listener` until `shutdown` resolves, then lets

@@ -1,0 +1,139 @@
+//! The replay's commands: single keys in raw mode on a terminal, or one
+//! command a line from a pipe (for scripts and tests).
+
+use std::io::{BufRead as _, Write as _};
+
+use anyhow::Context as _;
+use crossterm::event::{self, Event, KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use crossterm::{cursor, execute, terminal};
+
+/// What the user asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Command {
+    Next,
+    Back,
+    Goto(i64),
+    Quit,
+    /// Something unknown: show the help.
+    Help,
+}
+
+pub const HELP: &str = "n, space or right: next   p or left: back   g N: go to version N   q: quit";
+
+/// One command a line: `n` (or an empty line), `p`, `g N`, `q`; the end of
+/// input is `q`.
+pub fn parse_line(line: &str) -> Command {
+    let line = line.trim();
+    match line {
+        "" | "n" | "next" => Command::Next,
+        "p" | "b" | "back" => Command::Back,
+        "q" | "quit" => Command::Quit,
+        _ => line
+            .strip_prefix('g')
+            .and_then(|n| n.trim().parse().ok())
+            .map_or(Command::Help, Command::Goto),
+    }
+}
+
+/// Reads the next command from a line of standard input.
+pub fn read_line() -> anyhow::Result<Command> {
+    let mut line = String::new();
+    let n = std::io::stdin()
+        .lock()
+        .read_line(&mut line)
+        .context("reading standard input")?;
+    Ok(if n == 0 { Command::Quit } else { parse_line(&line) })
+}
+
+/// The terminal in raw mode on the alternate screen, for as long as it
+/// lives; put back as it was when dropped, also on an error.
+pub struct RawTerminal(());
+
+impl RawTerminal {
+    pub fn enter() -> anyhow::Result<RawTerminal> {
+        terminal::enable_raw_mode().context("switching the terminal to raw mode")?;
+        let guard = RawTerminal(());
+        execute!(std::io::stdout(), terminal::EnterAlternateScreen, cursor::Hide)
+            .context("switching to the alternate screen")?;
+        Ok(guard)
+    }
+
+    /// Clears the screen and draws `text` from the top left.
+    pub fn draw(&self, text: &str) -> anyhow::Result<()> {
+        let mut out = std::io::stdout().lock();
+        execute!(
+            out,
+            terminal::Clear(terminal::ClearType::All),
+            cursor::MoveTo(0, 0)
+        )?;
+        // Raw mode: a new line does not return the carriage.
+        out.write_all(text.replace('\n', "\r\n").as_bytes())?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Waits for a key and returns its command; `g` reads a version up to
+    /// Enter.
+    pub fn read_key(&self) -> anyhow::Result<Command> {
+        loop {
+            let key = next_key()?;
+            let command = match key.code {
+                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Command::Quit,
+                KeyCode::Char('n' | ' ' | 'l') | KeyCode::Right | KeyCode::Enter | KeyCode::Down => {
+                    Command::Next
+                }
+                KeyCode::Char('p' | 'b' | 'h') | KeyCode::Left | KeyCode::Backspace | KeyCode::Up => {
+                    Command::Back
+                }
+                KeyCode::Char('q') | KeyCode::Esc => Command::Quit,
+                KeyCode::Home => Command::Goto(2),
+                KeyCode::Char('g') => self.read_version()?,
+                _ => continue,
+            };
+            return Ok(command);
+        }
+    }
+
+    fn read_version(&self) -> anyhow::Result<Command> {
+        let mut digits = String::new();
+        loop {
+            {
+                let mut out = std::io::stdout().lock();
+                let (_, rows) = terminal::size().unwrap_or((80, 24));
+                execute!(
+                    out,
+                    cursor::MoveTo(0, rows.saturating_sub(1)),
+                    terminal::Clear(terminal::ClearType::CurrentLine)
+                )?;
+                write!(out, "go to version: {digits}")?;
+                out.flush()?;
+            }
+            match next_key()?.code {
+                KeyCode::Char(c) if c.is_ascii_digit() => digits.push(c),
+                KeyCode::Backspace => {
+                    digits.pop();
+                }
+                KeyCode::Enter => return Ok(digits.parse().map_or(Command::Help, Command::Goto)),
+                KeyCode::Esc => return Ok(Command::Help),
+                _ => {}
+            }
+        }
+    }
+}
+
+fn next_key() -> anyhow::Result<KeyEvent> {
+    loop {
+        if let Event::Key(key) = event::read().context("reading the terminal")?
+            && key.kind == KeyEventKind::Press
+        {
+            return Ok(key);
+        }
+    }
+}
+
+impl Drop for RawTerminal {
+    fn drop(&mut self) {
+        let _ = execute!(std::io::stdout(), cursor::Show, terminal::LeaveAlternateScreen);
+        let _ = terminal::disable_raw_mode();
+    }
+}
