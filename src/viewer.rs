@@ -102,6 +102,26 @@ impl Client {
         response.into_inner().game.context("the server sent no game")
     }
 
+    /// The game at a version the watch stream has just sent. The server
+    /// publishes an event a moment before its other calls see it, so a
+    /// version out of range is asked again a few times.
+    async fn game_after(&mut self, version: i64) -> anyhow::Result<proto::Game> {
+        for _ in 0..40 {
+            let request = self.request(proto::GetGameAtVersionRequest {
+                name: self.name.clone(),
+                version,
+            })?;
+            match self.watch.get_game_at_version(request).await {
+                Ok(response) => return response.into_inner().game.context("the server sent no game"),
+                Err(s) if s.code() == tonic::Code::InvalidArgument => {
+                    tokio::time::sleep(std::time::Duration::from_millis(25)).await;
+                }
+                Err(s) => return Err(status(s)),
+            }
+        }
+        self.game_at(version).await
+    }
+
     async fn replay(
         &mut self,
         from: i64,
@@ -209,7 +229,7 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                     let event = watched.event.context("the server sent an empty event")?;
                     // The event says what changed; the board comes with the
                     // game at its version.
-                    (client.game_at(event.version).await?, Some(event))
+                    (client.game_after(event.version).await?, Some(event))
                 }
                 Some(W::FellBehind(version)) => {
                     // Too slow: resume from the last version seen.

@@ -137,7 +137,15 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
     let what = match &event.event {
         None => "an unknown event".to_owned(),
         Some(E::Created(c)) => format!("the game was created for {}", c.players.join(", ")),
-        Some(E::TileDrawn(d)) => format!("{} drew tile {}", who(game, d.seat), d.kind),
+        Some(E::TileDrawn(d)) => {
+            // The game after a draw waits for the drawer to place the tile.
+            let seat = game
+                .pending
+                .as_ref()
+                .filter(|p| p.kind() == proto::DecisionKind::PlaceTile && p.tile == d.kind)
+                .map_or(d.seat, |p| p.seat);
+            format!("{} drew tile {}", who(game, seat), d.kind)
+        }
         Some(E::TilePlaced(p)) => {
             let (x, y) = p.position.as_ref().map_or((0, 0), |p| (p.x, p.y));
             format!("{actor}placed the tile at ({x}, {y}), rotated {}", p.rotation)

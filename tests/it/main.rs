@@ -5,4 +5,5 @@
 mod cli;
 mod secrecy;
 mod server;
+mod viewer;
 mod watch;
