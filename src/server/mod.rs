@@ -205,7 +205,12 @@ pub async fn serve_with_ready(
     Server::builder()
         .accept_http1(true)
         .layer(tower::util::MapResponseLayer::new(oversize_is_exhausted))
-        .layer(tower_http::cors::CorsLayer::very_permissive())
+        .layer(tower_http::cors::CorsLayer::very_permissive().expose_headers([
+            // A page on another origin must read a failed call's status.
+            http::HeaderName::from_static("grpc-status"),
+            http::HeaderName::from_static("grpc-message"),
+            http::HeaderName::from_static("grpc-status-details-bin"),
+        ]))
         .layer(tonic_web::GrpcWebLayer::new())
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
