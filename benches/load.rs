@@ -3,8 +3,9 @@
 //!
 //! It keeps `LOAD_GAMES` games in flight over `LOAD_CONNECTIONS` HTTP/2
 //! connections. Each game is created, then played to its end by a bot
-//! (GetLegalActions, then Act with a random legal action as the pending
-//! seat; ABORTED, a stale version, retries with fresh legal actions), and
+//! (Act with a random legal action as the pending seat, the legal actions
+//! coming from the previous Act's answer, or from GetLegalActions at the
+//! start and after ABORTED, a stale version), and
 //! the bot starts another. It measures Act calls per second and Act's
 //! latency (p50, p99), and, in the same run, with the same connections and
 //! the same concurrency, a baseline of trivial unary calls: the health
@@ -219,26 +220,33 @@ async fn play(worker: usize, channel: Channel, window: Window, players: usize) -
             .iter()
             .map(|t| format!("Bearer {}", t.token).parse().unwrap())
             .collect();
+        // The decision to answer: from GetLegalActions at the start and
+        // after a stale version, else from the previous Act's answer, which
+        // carries the next legal actions (one call per action).
+        let mut next: Option<(i64, proto::PendingDecision, Vec<proto::Action>)> = None;
         while !window.over() {
-            let started = Instant::now();
-            let request = proto::GetLegalActionsRequest { name: name.clone() };
-            let result = client.get_legal_actions(request).await;
-            let Ok(legal) = tally.time(window, "GetLegalActions", started, result) else {
-                continue 'games;
-            };
-            let legal = legal.into_inner();
-            let pending = legal.pending.unwrap_or_default();
-            if pending.kind == DecisionKind::Unspecified as i32 {
-                if window.contains(started, Instant::now()) {
-                    tally.games_finished += 1;
+            let (version, pending, actions) = match next.take() {
+                Some(decision) => decision,
+                None => {
+                    let started = Instant::now();
+                    let request = proto::GetLegalActionsRequest { name: name.clone() };
+                    let result = client.get_legal_actions(request).await;
+                    let Ok(legal) = tally.time(window, "GetLegalActions", started, result) else {
+                        continue 'games;
+                    };
+                    let legal = legal.into_inner();
+                    (legal.version, legal.pending.unwrap_or_default(), legal.actions)
                 }
+            };
+            if pending.kind == DecisionKind::Unspecified as i32 {
+                tally.games_finished += 1;
                 continue 'games;
             }
-            let action = legal.actions[rng.below(legal.actions.len())];
+            let action = actions[rng.below(actions.len())];
             let mut request = Request::new(proto::ActRequest {
                 name: name.clone(),
-                expected_version: legal.version,
-                request_id: format!("v{}", legal.version),
+                expected_version: version,
+                request_id: format!("v{version}"),
                 action: Some(action),
             });
             request
@@ -247,7 +255,11 @@ async fn play(worker: usize, channel: Channel, window: Window, players: usize) -
             let started = Instant::now();
             let result = client.act(request).await;
             match tally.time(window, "Act", started, result) {
-                Ok(_) => {}
+                Ok(answer) => {
+                    let answer = answer.into_inner();
+                    let pending = answer.game.and_then(|g| g.pending).unwrap_or_default();
+                    next = Some((answer.version, pending, answer.legal_actions));
+                }
                 // A stale version: fresh legal actions, then again.
                 Err(status) if status.code() == Code::Aborted => {}
                 // Anything else is counted; the bot starts another game.
