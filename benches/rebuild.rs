@@ -1,0 +1,136 @@
+//! Rebuilding stored games: read + decode + fold of 10,000 finished games
+//! from the sled store (issue target: under 3 seconds), with a baseline in
+//! the same run: folding the same events already in memory.
+//!
+//! `cargo bench --bench rebuild`; `REBUILD_GAMES` sets the number of games.
+
+// A benchmark: a failed setup step should stop it loudly.
+#![allow(clippy::unwrap_used)]
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use carcassonne::games::auth;
+use carcassonne::games::stored::{Loaded, Opened, new_event};
+use carcassonne_engine::{Actor, Event, Game, Rules, Seed, Setup};
+use carcassonne_store::{Durability, EventStore, GameId, NewEvent, RequestId, SledStore, StoreConfig};
+
+/// A finished random 2-player game's stream, as the server stores it.
+fn game_stream(seed: u64) -> Vec<NewEvent> {
+    let setup = Setup {
+        rules: Rules::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: Some(Seed::from_u64(seed)),
+    };
+    let mut game = Game::new(setup.clone());
+    let mut events = vec![Event::Created(setup)];
+    game.run_automatic(&mut events, &mut ());
+    let mut state = seed | 1;
+    let mut stream = vec![
+        Opened {
+            token_hashes: vec![auth::hash("a"), auth::hash("b")],
+            spectator_delay: 0,
+        }
+        .to_new_event(),
+    ];
+    stream.extend(events.iter().map(|e| new_event(None, e)));
+    while let Some(player) = game.pending().player() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        let choices = game.legal_commands();
+        let command = choices[(state % choices.len() as u64) as usize];
+        for event in game.execute(Actor::Seat(player), &command, &mut ()).unwrap() {
+            let actor = if matches!(event, Event::Drawn(_)) {
+                None
+            } else {
+                Some(player)
+            };
+            stream.push(new_event(actor, &event));
+        }
+    }
+    stream
+}
+
+fn main() {
+    let games: u64 = std::env::var("REBUILD_GAMES")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(10_000);
+    let dir = tempfile::tempdir().unwrap();
+    let config = StoreConfig::with_durability(Durability::None);
+    let store: Arc<dyn EventStore> = Arc::new(SledStore::open(dir.path(), config).unwrap());
+    let ids: Vec<GameId> = (0..games)
+        .map(|i| GameId::new(format!("g{i:06}")).unwrap())
+        .collect();
+    let started = Instant::now();
+    let mut payload_bytes = 0usize;
+    let mut events = 0usize;
+    for (i, id) in ids.iter().enumerate() {
+        let stream = game_stream(i as u64 + 1);
+        payload_bytes += stream.iter().map(|e| e.payload.len()).sum::<usize>();
+        events += stream.len();
+        let mut seq = 0;
+        for chunk in stream.chunks(carcassonne_store::MAX_EVENTS_PER_APPEND) {
+            store.append(id, seq, &RequestId::none(), chunk).unwrap();
+            seq += chunk.len() as u64;
+        }
+    }
+    println!(
+        "stored {games} finished games ({events} events) in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+
+    // Baseline: the same games folded from events already in memory.
+    let stored: Vec<_> = ids.iter().map(|id| store.read_game(id, 1).unwrap()).collect();
+    let started = Instant::now();
+    for stream in &stored {
+        std::hint::black_box(Loaded::fold(stream, None, |_, _, _| {}).unwrap());
+    }
+    let fold_only = started.elapsed().as_secs_f64();
+
+    // Read + decode + fold, from the store.
+    let started = Instant::now();
+    let mut finished = 0;
+    for id in &ids {
+        let stream = store.read_game(id, 1).unwrap();
+        let loaded = Loaded::fold(&stream, None, |_, _, _| {}).unwrap();
+        finished += usize::from(loaded.game.is_finished());
+    }
+    let rebuild = started.elapsed().as_secs_f64();
+    assert_eq!(finished as u64, games);
+    println!(
+        "baseline, fold from memory (decode + check + apply): {fold_only:.2} s, {:.0} events/s",
+        events as f64 / fold_only
+    );
+    println!(
+        "rebuild, read + decode + fold:                      {rebuild:.2} s, {:.0} events/s ({:.1}x the baseline); target < 3 s: {}",
+        events as f64 / rebuild,
+        rebuild / fold_only,
+        if rebuild < 3.0 { "met" } else { "MISSED" }
+    );
+    drop(store);
+    let disk: u64 = walk(dir.path());
+    println!(
+        "disk: {} bytes per game, {:.0}x the {} payload bytes per game",
+        disk / games,
+        disk as f64 / payload_bytes as f64,
+        payload_bytes as u64 / games
+    );
+}
+
+fn walk(path: &std::path::Path) -> u64 {
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| match e.metadata() {
+                    Ok(m) if m.is_dir() => walk(&e.path()),
+                    Ok(m) => m.len(),
+                    Err(_) => 0,
+                })
+                .sum()
+        })
+        .unwrap_or(0)
+}
