@@ -230,8 +230,8 @@ pub fn score_change(change: &engine::ScoreChange) -> proto::ScoreChange {
 }
 
 /// An event as everybody may see it, with the effects it caused. `seat` is
-/// who acted (none for the creation and for draws); `seed_sha256` stands in
-/// for the creation's seed.
+/// who acted, or for a draw, the seat that draws (see [`drawer`]); none for
+/// the creation. `seed_sha256` stands in for the creation's seed.
 pub fn event(
     version: i64,
     time_ms: i64,
@@ -302,6 +302,23 @@ pub fn event(
             })
             .collect(),
         finished: effects.iter().any(|e| matches!(e, Effect::Finished)),
+    }
+}
+
+/// The seat a draw was for, from the game after it: the drawer then places
+/// it, or draws again after a discard. `None` when the game ended with it.
+pub fn drawer(after: &Game) -> Option<engine::Seat> {
+    match after.pending() {
+        Pending::PlaceTile { player, .. } | Pending::Draw { player } => Some(player),
+        _ => None,
+    }
+}
+
+/// The seat an event belongs to: who acted, or for a draw, who draws.
+pub fn event_seat(event: &Event, actor: Option<engine::Seat>, after: &Game) -> Option<engine::Seat> {
+    match event {
+        Event::Drawn(_) => drawer(after),
+        _ => actor,
     }
 }
 

@@ -18,7 +18,8 @@ pub fn export(
     id: &GameId,
     token: Option<&str>,
 ) -> Result<proto::ExportGameResponse, ApiError> {
-    let now = games.load(id)?;
+    // Fresh from the store: the export must hold every durable event.
+    let (now, _) = games.history(id, None)?;
     let finished = now.game.is_finished();
     let visible = Viewer::of(token, &now)?.visible(now.version, finished, now.info.spectator_delay);
     let stored = games.store().read_game(id, 1).map_err(store_error)?;

@@ -65,7 +65,8 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
     outcomes
         .iter()
         .map(|o| {
-            let seat = viewer::seat_of(&o.stored);
+            // Draws in one answer are all for the seat that decides next.
+            let seat = view::event_seat(&o.event, viewer::seat_of(&o.stored), &loaded.game);
             view::event(
                 o.stored.seq as i64,
                 o.stored.time_millis as i64,

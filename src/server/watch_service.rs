@@ -83,7 +83,7 @@ impl Follower {
         let (event, effects) = self.loaded.advance(&stored).map_err(ApiError::Corrupt)?;
         let game = &self.loaded.game;
         self.finished = game.is_finished();
-        let seat = viewer::seat_of(&stored);
+        let seat = view::event_seat(&event, viewer::seat_of(&stored), game);
         let message = proto::WatchedEvent {
             event: Some(view::event(
                 stored.seq as i64,
@@ -225,7 +225,9 @@ impl proto::watch_service_server::WatchService for WatchService {
         }
         let games = self.games.clone();
         let (steps, info) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            let now = games.load(&id)?;
+            // Fresh from the store: a watcher may have seen an event the
+            // cache does not hold yet.
+            let (now, _) = games.history(&id, None)?;
             let viewer = Viewer::of(token.as_deref(), &now)?;
             let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
             let to = if to == 0 { visible } else { to };
@@ -248,7 +250,7 @@ impl proto::watch_service_server::WatchService for WatchService {
                         event: Some(view::event(
                             event.seq as i64,
                             event.time_millis as i64,
-                            viewer::seat_of(event),
+                            view::event_seat(&engine_event, viewer::seat_of(event), &loaded.game),
                             &engine_event,
                             &effects,
                             &loaded.info.seed_sha256,
@@ -294,7 +296,9 @@ impl proto::watch_service_server::WatchService for WatchService {
         let version = version_arg("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            let now = games.load(&id)?;
+            // Fresh from the store: a watcher may have seen an event the
+            // cache does not hold yet.
+            let (now, _) = games.history(&id, None)?;
             let viewer = Viewer::of(token.as_deref(), &now)?;
             let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
             if !(2..=visible).contains(&version) {
