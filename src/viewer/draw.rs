@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use carcassonne::proto::{self, game_event::Event as E};
-use carcassonne_engine::{Dir, EdgeKind, Rotation, TileKind};
+use carcassonne_engine::{Dir, Rotation, TileKind};
 
 /// One picture of a game: its state and the event that led to it, if any.
 pub struct Frame<'a> {
@@ -203,17 +203,6 @@ pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
     line
 }
 
-fn edge_char(kind: EdgeKind, dir: Dir) -> char {
-    match kind {
-        EdgeKind::City => '#',
-        EdgeKind::Road if matches!(dir, Dir::N | Dir::S) => '|',
-        EdgeKind::Road => '-',
-        EdgeKind::Field => '.',
-        EdgeKind::Water => '~',
-        EdgeKind::Wall => '%',
-    }
-}
-
 /// The 3 by 3 characters of one tile, as `render::board` draws them: its
 /// edges in the middle of each side, in the centre a follower's seat, `*`
 /// for several, `o` for an empty cloister.
@@ -224,7 +213,7 @@ fn cell(tile: &proto::BoardTile, centre: Option<char>) -> [[char; 3]; 3] {
     };
     let def = kind.def();
     let edges = def.at(rotation).edges;
-    let e = |d: Dir| edge_char(edges[d.index()], d);
+    let e = |d: Dir| carcassonne_engine::render::edge_char(edges[d.index()], d);
     let middle = centre.unwrap_or(if def.cloister.is_some() { 'o' } else { ' ' });
     [
         [' ', e(Dir::N), ' '],

@@ -21,7 +21,8 @@ use crate::game::Game;
 use crate::geometry::{Dir, Pos};
 use crate::tiles::EdgeKind;
 
-fn edge_char(kind: EdgeKind, dir: Dir) -> char {
+/// The character of a tile edge, as [`board`] draws it.
+pub fn edge_char(kind: EdgeKind, dir: Dir) -> char {
     match kind {
         EdgeKind::City => '#',
         EdgeKind::Road if matches!(dir, Dir::N | Dir::S) => '|',
