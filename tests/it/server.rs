@@ -19,13 +19,17 @@ pub struct TestServer {
 
 impl TestServer {
     pub async fn start(data: &Path) -> TestServer {
+        TestServer::start_with(ServerConfig {
+            data: data.to_owned(),
+            ..ServerConfig::default()
+        })
+        .await
+    }
+
+    pub async fn start_with(config: ServerConfig) -> TestServer {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let (stop, stopped) = oneshot::channel::<()>();
-        let config = ServerConfig {
-            data: data.to_owned(),
-            ..ServerConfig::default()
-        };
         let task = tokio::spawn(async move {
             server::serve(config, listener, async {
                 let _ = stopped.await;

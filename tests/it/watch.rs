@@ -424,3 +424,73 @@ async fn the_server_stream_shows_games_created_started_and_finished() {
     );
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
+    let dir = tempfile::tempdir().unwrap();
+    // A small broadcast buffer, so that a watcher that stops reading lags.
+    let mut config = carcassonne::server::ServerConfig {
+        data: dir.path().to_owned(),
+        ..Default::default()
+    };
+    config.store.subscription_capacity = 4;
+    let server = TestServer::start_with(config).await;
+    let (name, tokens) = create(&server, "slow", 0, &[]).await;
+    let mut w = watcher(&server).await;
+    // A client that reads little at a time: small HTTP/2 windows.
+    let narrow = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+        .unwrap()
+        .initial_stream_window_size(Some(1024))
+        .initial_connection_window_size(Some(1024))
+        .connect()
+        .await
+        .unwrap();
+    let mut slow = WatchServiceClient::new(narrow)
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: 3,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // The slow watcher reads only its snapshot, then nothing while the
+    // game is played: the game does not wait for it.
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(_)),
+    })) = slow.next().await
+    else {
+        panic!("no snapshot")
+    };
+    let mut client = server.client().await;
+    let started = std::time::Instant::now();
+    let done = play_to_end(&mut client, &name, &tokens).await;
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    // Now it reads: events in order, then the news that it fell behind.
+    let mut seen: Vec<i64> = Vec::new();
+    let mut fell_behind = None;
+    while let Some(message) = slow.next().await {
+        match message.unwrap().message.unwrap() {
+            W::Event(e) => seen.push(e.event.unwrap().version),
+            W::FellBehind(v) => fell_behind = Some(v),
+            _ => {}
+        }
+    }
+    let resume = fell_behind.expect("told it fell behind");
+    assert_eq!(seen, (4..=resume).collect::<Vec<_>>());
+    // It resumes from its version and misses nothing.
+    let (snapshot, rest) = read_all(
+        w.watch_game(proto::WatchGameRequest {
+            name,
+            from_version: resume,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner(),
+    )
+    .await;
+    assert_eq!(snapshot, resume);
+    assert_eq!(versions(&rest), (resume + 1..=done.version).collect::<Vec<_>>());
+    server.stop().await;
+}
