@@ -7,7 +7,7 @@ use crate::count::Rounds;
 use crate::features::{Features, NodeId};
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
 use crate::model::*;
-use crate::rules::{Expansion, Rules, id};
+use crate::rules::{Expansion, Rules};
 use crate::shuffle::Stream;
 use crate::tiles::{
     BASE_COUNTS, CITY_LAYOUT, EdgeKind, FeatureKind, KINDS, NONE, RIVER_COUNTS, Rotated, TileKind,
@@ -39,7 +39,7 @@ pub(crate) struct Standing {
 /// The draw order of a seeded game. Its `Debug` shows only its length, so
 /// that logging a game's state never reveals what comes next.
 #[derive(Clone, Default, PartialEq, Eq)]
-struct SealedOrder(Vec<TileKind>);
+pub(crate) struct SealedOrder(pub(crate) Vec<TileKind>);
 
 impl std::fmt::Debug for SealedOrder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -49,13 +49,13 @@ impl std::fmt::Debug for SealedOrder {
 
 /// Where the river is open and where it may not flow.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-struct RiverEnd {
+pub(crate) struct RiverEnd {
     /// The empty cell the next river tile must fill.
-    cell: Pos,
+    pub(crate) cell: Pos,
     /// The side of that cell where the water comes in.
-    inflow: Dir,
+    pub(crate) inflow: Dir,
     /// The river may never flow this way.
-    forbidden: Dir,
+    pub(crate) forbidden: Dir,
 }
 
 /// The whole state of a game: a fold of its events.
@@ -68,17 +68,17 @@ pub struct Game {
     pub(crate) supply: [u8; MAX_PLAYERS],
     pub(crate) scores: [u32; MAX_PLAYERS],
     /// Tiles left to draw, by kind.
-    bag: [u16; KINDS],
-    bag_left: u16,
+    pub(crate) bag: [u16; KINDS],
+    pub(crate) bag_left: u16,
     /// The draw order, when the game has a seed. Hidden information.
-    order: SealedOrder,
+    pub(crate) order: SealedOrder,
     /// Tiles drawn so far (the next turn index).
-    draws: u16,
+    pub(crate) draws: u16,
     pub(crate) pending: Pending,
     /// The tile placed this turn, and the features it completed (roots).
-    current: Option<u16>,
+    pub(crate) current: Option<u16>,
     pub(crate) completed: Vec<NodeId>,
-    river: Option<RiverEnd>,
+    pub(crate) river: Option<RiverEnd>,
     /// The City of Carcassonne, when the Count is in play.
     pub(crate) city: Option<City>,
     pub(crate) rounds: Rounds,
@@ -354,357 +354,6 @@ impl Game {
             + self.setup.players.iter().map(|p| p.capacity()).sum::<usize>()
     }
 
-    // ---- Legal decisions --------------------------------------------------
-
-    /// Every legal placement of the drawn tile (B-T1, R-3, R-4), or none
-    /// when no tile waits to be placed.
-    pub fn legal_placements(&self) -> Vec<Placement> {
-        let Pending::PlaceTile { tile, .. } = self.pending else {
-            return Vec::new();
-        };
-        let def = tile.def();
-        if def.is_river() {
-            let mut out = Vec::new();
-            self.for_each_placement(tile, |p| {
-                out.push(p);
-                false
-            });
-            return out;
-        }
-        // The hot path of every bot: one mask and compare per cell and
-        // rotation, into a vector sized for the worst case.
-        let packed = def.rotations.each_ref().map(|r| r.packed);
-        let frontier = self.board.frontier();
-        let mut out = Vec::with_capacity(4 * frontier.len());
-        for cell in frontier {
-            for (rotation, &edges) in Rotation::ALL.iter().zip(&packed) {
-                if edges & cell.care == cell.required {
-                    out.push(Placement {
-                        pos: cell.pos,
-                        rotation: *rotation,
-                    });
-                }
-            }
-        }
-        out
-    }
-
-    /// Calls `f` for each legal placement of `tile` until it returns true;
-    /// returns whether it did.
-    pub fn for_each_placement(&self, tile: TileKind, mut f: impl FnMut(Placement) -> bool) -> bool {
-        let def = tile.def();
-        if def.is_river() {
-            let Some(end) = self.river else { return false };
-            let Some(cell) = self.board.frontier_cell(end.cell) else {
-                return false;
-            };
-            for rotation in Rotation::ALL {
-                let layout = def.at(rotation);
-                if cell.accepts(layout)
-                    && river_outflow_ok(layout, end)
-                    && f(Placement {
-                        pos: end.cell,
-                        rotation,
-                    })
-                {
-                    return true;
-                }
-            }
-            return false;
-        }
-        for cell in self.board.frontier() {
-            for rotation in Rotation::ALL {
-                if cell.accepts(def.at(rotation))
-                    && f(Placement {
-                        pos: cell.pos,
-                        rotation,
-                    })
-                {
-                    return true;
-                }
-            }
-        }
-        false
-    }
-
-    /// Every legal command for the pending decision, by its actor: what a
-    /// client may choose from without knowing the rules.
-    pub fn legal_commands(&self) -> Vec<Command> {
-        match self.pending {
-            Pending::Draw { .. } => TileKind::all()
-                .filter(|&k| self.bag[k.index()] > 0 && self.check_draw(k).is_ok())
-                .map(Command::Draw)
-                .collect(),
-            Pending::PlaceTile { .. } => self
-                .legal_placements()
-                .into_iter()
-                .map(|p| Command::PlaceTile {
-                    pos: p.pos,
-                    rotation: p.rotation,
-                })
-                .collect(),
-            Pending::PlaceFollower { .. } => std::iter::once(None)
-                .chain(self.legal_follower_places().into_iter().map(Some))
-                .map(Command::PlaceFollower)
-                .collect(),
-            Pending::Redeploy { player, .. } => self.moves_or_pass(player, false),
-            Pending::FinalRound { player } => self.moves_or_pass(player, true),
-            Pending::DeployToCarcassonne { .. } => {
-                let here = self.city.map(|c| c.count);
-                let mut commands = vec![Command::Pass];
-                for quarter in Quarter::ALL {
-                    let counts = std::iter::once(None)
-                        .chain(Quarter::ALL.into_iter().filter(|&q| Some(q) != here).map(Some));
-                    commands.extend(counts.map(|count| Command::DeployToCarcassonne { quarter, count }));
-                }
-                commands
-            }
-            Pending::Finished => Vec::new(),
-        }
-    }
-
-    fn moves_or_pass(&self, player: Seat, final_round: bool) -> Vec<Command> {
-        let mut commands: Vec<Command> = self
-            .move_targets(player, final_round)
-            .into_iter()
-            .map(Command::MoveFromCarcassonne)
-            .collect();
-        commands.push(Command::Pass);
-        commands
-    }
-
-    pub fn has_placement(&self, tile: TileKind) -> bool {
-        self.for_each_placement(tile, |_| true)
-    }
-
-    /// The places where a follower may go on the tile just placed (B-T3,
-    /// R-5), each by its canonical name. Deploying none is always legal.
-    pub fn legal_follower_places(&self) -> Vec<Place> {
-        let mut out = Vec::new();
-        self.for_each_follower_place(|p| out.push(p));
-        out
-    }
-
-    pub(crate) fn for_each_follower_place(&self, mut f: impl FnMut(Place)) {
-        let (Pending::PlaceFollower { player }, Some(slot)) = (self.pending, self.current) else {
-            return;
-        };
-        if self.supply[player.index()] == 0 {
-            return;
-        }
-        let tile = self.board.tile(slot);
-        for segment in 0..tile.def().segments.len() {
-            let root = self.features.root(tile.first_node + segment as NodeId);
-            if self.features.followers(root) == 0 {
-                f(canonical_place(tile, segment as u8));
-            }
-        }
-    }
-
-    // ---- Decide -------------------------------------------------------------
-
-    /// Checks `command` by `actor` against the rules and returns the events
-    /// it produces. Changes nothing.
-    pub fn decide(&self, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
-        let mut events = Vec::with_capacity(4);
-        self.decide_into(actor, command, &mut events)?;
-        Ok(events)
-    }
-
-    /// [`Game::decide`], appending the events to `out`.
-    fn decide_into(&self, actor: Actor, command: &Command, out: &mut Vec<Event>) -> Result<(), PlayError> {
-        let expected = self.pending.actor().ok_or(PlayError::Finished)?;
-        let wrong = || PlayError::WrongDecision {
-            pending: self.pending.name(),
-            command: command.name(),
-        };
-        match (*command, self.pending) {
-            (Command::Draw(tile), Pending::Draw { .. }) => {
-                check_actor(expected, actor)?;
-                self.check_draw(tile)?;
-                {
-                    out.push(Event::Drawn(tile));
-                    Ok(())
-                }
-            }
-            (Command::PlaceTile { pos, rotation }, Pending::PlaceTile { tile, .. }) => {
-                check_actor(expected, actor)?;
-                self.check_placement(tile, pos, rotation)?;
-                {
-                    out.push(Event::TilePlaced { pos, rotation });
-                    Ok(())
-                }
-            }
-            (Command::PlaceFollower(place), Pending::PlaceFollower { player }) => {
-                check_actor(expected, actor)?;
-                let place = match place {
-                    Some(place) => Some(self.check_follower(player, place)?),
-                    None => None,
-                };
-                {
-                    out.push(Event::FollowerPlaced(place));
-                    Ok(())
-                }
-            }
-            (Command::MoveFromCarcassonne(target), Pending::Redeploy { player, .. }) => {
-                check_actor(expected, actor)?;
-                {
-                    out.push(Event::FollowerMoved(self.check_move(player, target, false)?));
-                    Ok(())
-                }
-            }
-            (Command::MoveFromCarcassonne(target), Pending::FinalRound { player }) => {
-                check_actor(expected, actor)?;
-                {
-                    out.push(Event::FollowerMoved(self.check_move(player, target, true)?));
-                    Ok(())
-                }
-            }
-            (
-                Command::Pass,
-                Pending::Redeploy { .. } | Pending::DeployToCarcassonne { .. } | Pending::FinalRound { .. },
-            ) => {
-                check_actor(expected, actor)?;
-                {
-                    out.push(Event::Passed);
-                    Ok(())
-                }
-            }
-            (Command::DeployToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { .. }) => {
-                check_actor(expected, actor)?;
-                {
-                    out.push(Event::DeployedToCarcassonne { quarter, count });
-                    Ok(())
-                }
-            }
-            _ => Err(wrong()),
-        }
-    }
-
-    fn check_draw(&self, tile: TileKind) -> Result<(), PlayError> {
-        if self.bag[tile.index()] == 0 {
-            return Err(PlayError::rule(id::B_1, format!("no {tile} is left in the bag")));
-        }
-        if self.setup.rules.has(Expansion::River) {
-            let lake = kind("RL");
-            let river_left: u16 = RIVER_COUNTS
-                .iter()
-                .map(|&(n, _)| kind(n))
-                .filter(|&k| k != lake)
-                .map(|k| self.bag[k.index()])
-                .sum();
-            let (expected, what) = if river_left > 0 {
-                (
-                    tile.def().is_river() && tile != lake,
-                    "a river tile other than the lake",
-                )
-            } else if self.bag[lake.index()] > 0 {
-                (tile == lake, "the lake")
-            } else {
-                (true, "")
-            };
-            if !expected {
-                return Err(PlayError::rule(
-                    id::R_2,
-                    format!("{tile} drawn where the next tile must be {what}"),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks a placement of `tile`, naming the first rule it breaks.
-    pub fn check_placement(&self, tile: TileKind, pos: Pos, rotation: Rotation) -> Result<(), PlayError> {
-        let layout = tile.def().at(rotation);
-        let at = TileAt(tile, pos);
-        if self.board.at(pos).is_some() {
-            return Err(PlayError::rule(
-                id::B_T1,
-                format!("{at}: the cell is already taken"),
-            ));
-        }
-        if self.board.frontier_cell(pos).is_none() {
-            return Err(PlayError::rule(id::B_T1, format!("{at} touches no placed tile")));
-        }
-        if let Some((d, ours, theirs)) = self.board.mismatch(layout, pos) {
-            let rule = if ours == EdgeKind::Water || theirs == EdgeKind::Water {
-                id::R_3
-            } else {
-                id::B_T1
-            };
-            return Err(PlayError::rule(
-                rule,
-                format!(
-                    "edge {d} of {at} is {}, neighbour's {} edge is {}",
-                    ours.name(),
-                    d.opposite(),
-                    theirs.name()
-                ),
-            ));
-        }
-        if tile.def().is_river() {
-            let end = self
-                .river
-                .ok_or_else(|| PlayError::rule(id::R_3, "the river is already closed"))?;
-            if pos != end.cell || layout.edges[end.inflow.index()] != EdgeKind::Water {
-                return Err(PlayError::rule(
-                    id::R_3,
-                    format!("{at} does not continue the river, which is open at {}", end.cell),
-                ));
-            }
-            if !river_outflow_ok(layout, end) {
-                return Err(PlayError::rule(
-                    id::R_4,
-                    format!(
-                        "{at} would make the river flow {}, back towards the spring",
-                        end.forbidden
-                    ),
-                ));
-            }
-        }
-        Ok(())
-    }
-
-    /// Checks a follower place on the tile just placed; returns its
-    /// canonical name.
-    fn check_follower(&self, player: Seat, place: Place) -> Result<Place, PlayError> {
-        let slot = self
-            .current
-            .ok_or_else(|| PlayError::rule(id::B_T3, "no tile was placed this turn"))?;
-        let tile = self.board.tile(slot);
-        let layout = tile.layout();
-        let on = TileAt(tile.kind, tile.pos);
-        let segment = segment_at(tile, place).ok_or_else(|| {
-            let water = match place {
-                Place::Edge(d) => layout.edges[d.index()] == EdgeKind::Water,
-                Place::Half(_) | Place::Cloister => false,
-            };
-            if water {
-                PlayError::rule(
-                    id::R_5,
-                    format!("{place} of {on} is the river: no follower may stand on it"),
-                )
-            } else {
-                PlayError::rule(id::B_T3, format!("{on} has no feature at {place}"))
-            }
-        })?;
-        if self.supply[player.index()] == 0 {
-            return Err(PlayError::rule(
-                id::B_T3,
-                format!("{player} has no follower left in supply"),
-            ));
-        }
-        let root = self.features.root(tile.first_node + segment as NodeId);
-        if self.features.followers(root) > 0 {
-            let kind = self.features.node(root).kind;
-            return Err(PlayError::rule(
-                id::B_T3,
-                format!("the {kind} at {place} of {on} already holds a follower"),
-            ));
-        }
-        Ok(canonical_place(tile, segment))
-    }
-
     // ---- Apply --------------------------------------------------------------
 
     /// Folds one event in. Events come from [`Game::decide`] (or a store of
@@ -901,24 +550,7 @@ impl Game {
     }
 }
 
-/// "V at (3,-1)", formatted only when an error needs it.
-struct TileAt(TileKind, Pos);
-
-impl std::fmt::Display for TileAt {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{} at {}", self.0, self.1)
-    }
-}
-
-fn check_actor(expected: Actor, actor: Actor) -> Result<(), PlayError> {
-    if expected == actor {
-        Ok(())
-    } else {
-        Err(PlayError::NotYourTurn { expected, actor })
-    }
-}
-
-fn river_outflow_ok(layout: &Rotated, end: RiverEnd) -> bool {
+pub(crate) fn river_outflow_ok(layout: &Rotated, end: RiverEnd) -> bool {
     Dir::ALL
         .into_iter()
         .filter(|&d| d != end.inflow && layout.edges[d.index()] == EdgeKind::Water)

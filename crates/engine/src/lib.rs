@@ -30,9 +30,11 @@
 mod board;
 pub mod codec;
 mod count;
+mod decide;
 mod features;
 mod game;
 mod geometry;
+mod legal;
 mod model;
 pub mod record;
 pub mod render;
