@@ -1,6 +1,6 @@
-//! A game's state, and the two functions of event sourcing:
-//! [`Game::decide`] checks a command and returns its events, or the rule
-//! it breaks; [`Game::apply`] folds an event in and cannot fail.
+//! A game's state and its fold: [`Game::apply`] folds an event in and
+//! cannot fail. Its counterpart [`Game::decide`] (in `decide.rs`) checks a
+//! command and returns its events, or the rule it breaks.
 
 use crate::board::{Board, PlacedTile};
 use crate::count::Rounds;
