@@ -511,10 +511,17 @@ async fn classify(games: &Arc<Games>, event: &StoredEvent) -> Option<proto::Serv
         let (games, id) = (games.clone(), event.game.clone());
         let seq = event.seq;
         tokio::task::spawn_blocking(move || {
-            games
-                .load(&id)
-                .map(|l| l.game.is_finished() && l.version == seq)
-                .unwrap_or(false)
+            // The store publishes an event before the action that appended
+            // it updates the cache: read the game fresh if the cache is
+            // behind this event.
+            let ended = |game: &carcassonne_engine::Game, version: u64| game.is_finished() && version == seq;
+            match games.load(&id) {
+                Ok(cached) if cached.version >= seq => ended(&cached.game, cached.version),
+                Ok(_) => games
+                    .history(&id, None)
+                    .is_ok_and(|(fresh, _)| ended(&fresh.game, fresh.version)),
+                Err(_) => false,
+            }
         })
         .await
         .unwrap_or(false)

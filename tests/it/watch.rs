@@ -494,3 +494,35 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
     assert_eq!(versions(&rest), (resume + 1..=done.version).collect::<Vec<_>>());
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut w = watcher(&server).await;
+    // From now on, before the game exists.
+    let mut stream = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: -1,
+            keep_alive_seconds: 30,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let (name, tokens) = create(&server, "live-lobby", 0, &[]).await;
+    let mut client = server.client().await;
+    play_to_end(&mut client, &name, &tokens).await;
+    let mut changes = Vec::new();
+    while changes.len() < 3 {
+        match stream.next().await.unwrap().unwrap().message.unwrap() {
+            proto::watch_server_response::Message::Event(e) => changes.push(e.change),
+            other => panic!("{other:?}"),
+        }
+    }
+    use proto::GameChange as C;
+    assert_eq!(
+        changes,
+        vec![C::Created as i32, C::Started as i32, C::Finished as i32]
+    );
+    server.stop().await;
+}
