@@ -22,9 +22,28 @@ use crate::api::status::ApiError;
 /// An event of a game with what it caused, as an answer carries it.
 #[derive(Debug, Clone)]
 pub struct Outcome {
-    pub stored: StoredEvent,
+    pub seq: u64,
+    pub time_millis: u64,
+    /// The seat that acted; `None` for the server (creation, draws).
+    pub actor: Option<Seat>,
     pub event: Event,
     pub effects: Vec<Effect>,
+}
+
+impl Outcome {
+    fn of(stored: &StoredEvent, event: Event, effects: Vec<Effect>) -> Outcome {
+        let actor = match stored.actor {
+            carcassonne_store::Actor::Seat(s) => Some(Seat(s)),
+            carcassonne_store::Actor::Server => None,
+        };
+        Outcome {
+            seq: stored.seq,
+            time_millis: stored.time_millis,
+            actor,
+            event,
+            effects,
+        }
+    }
 }
 
 /// What creating a game returns.
@@ -165,11 +184,7 @@ impl Games {
         let stored = self.store.read_game(id, 1).map_err(store_error)?;
         let mut outcomes = Vec::new();
         let loaded = Loaded::fold(&stored, until, |s, e, fx| {
-            outcomes.push(Outcome {
-                stored: s.clone(),
-                event: e.clone(),
-                effects: fx.to_vec(),
-            });
+            outcomes.push(Outcome::of(s, e.clone(), fx.to_vec()));
         })
         .map_err(ApiError::Corrupt)?;
         Ok((loaded, outcomes))
@@ -238,16 +253,20 @@ impl Games {
             // Another call with this request id got there first.
             return self.answer(id, appended.first_seq, appended.last_seq);
         }
-        let stored = self
-            .store
-            .read_game(id, appended.first_seq)
-            .map_err(store_error)?;
-        let outcomes = stored
+        // What was stored is what was decided: numbered from the append's
+        // first sequence number, all at the append's time.
+        let outcomes = events
             .into_iter()
-            .zip(events)
             .zip(effects)
-            .map(|((stored, event), effects)| Outcome {
-                stored,
+            .enumerate()
+            .map(|(i, (event, effects))| Outcome {
+                seq: appended.first_seq + i as u64,
+                time_millis: appended.time_millis,
+                actor: if matches!(event, Event::Drawn(_)) {
+                    None
+                } else {
+                    Some(Seat(seat))
+                },
                 event,
                 effects,
             })
@@ -275,7 +294,7 @@ impl Games {
     /// Rebuilds the answer of an earlier action from the store.
     fn answer(&self, id: &GameId, first: u64, last: u64) -> Result<Acted, ApiError> {
         let (loaded, outcomes) = self.history(id, Some(last))?;
-        let outcomes = outcomes.into_iter().filter(|o| o.stored.seq >= first).collect();
+        let outcomes = outcomes.into_iter().filter(|o| o.seq >= first).collect();
         Ok(Acted {
             outcomes,
             loaded: Arc::new(loaded),

@@ -66,10 +66,10 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
         .iter()
         .map(|o| {
             // Draws in one answer are all for the seat that decides next.
-            let seat = view::event_seat(&o.event, viewer::seat_of(&o.stored), &loaded.game);
+            let seat = view::event_seat(&o.event, o.actor, &loaded.game);
             view::event(
-                o.stored.seq as i64,
-                o.stored.time_millis as i64,
+                o.seq as i64,
+                o.time_millis as i64,
                 seat,
                 &o.event,
                 &o.effects,

@@ -87,6 +87,9 @@ pub struct Appended {
     pub first_position: u64,
     /// The last new event's global position.
     pub last_position: u64,
+    /// When the events were appended (one time for the whole append), in
+    /// milliseconds since the Unix epoch.
+    pub time_millis: u64,
 }
 
 /// One game in a listing.

@@ -97,6 +97,7 @@ impl EventStore for MemoryStore {
             last_seq: head.last_seq + built.len() as u64,
             first_position,
             last_position: first_position + built.len() as u64 - 1,
+            time_millis,
         };
         let stream = inner.games.entry(game.clone()).or_insert_with(|| Stream {
             records: Vec::new(),

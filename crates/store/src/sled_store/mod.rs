@@ -166,6 +166,7 @@ impl SledStore {
             last_seq: head.last_seq + built.len() as u64,
             first_position,
             last_position: first_position + built.len() as u64 - 1,
+            time_millis,
         };
         let index_entry = layout::IndexEntry {
             game: game.clone(),

@@ -151,6 +151,7 @@ pub(super) fn append_result(db: &sled::Db, game: &GameId, first_seq: u64) -> Res
             last_seq: last.seq,
             first_position: first.position,
             last_position: last.position,
+            time_millis: first.time_millis,
         }),
         _ => Err(StoreError::corrupt(game.as_str(), first_seq, "events missing")),
     }

@@ -72,6 +72,7 @@ impl Model {
             last_seq: actual + events.len() as u64,
             first_position,
             last_position: first_position + events.len() as u64 - 1,
+            time_millis,
         };
         if !request.is_empty() {
             self.requests
