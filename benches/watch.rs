@@ -42,11 +42,13 @@
 // `allow-unwrap-in-tests` does not cover benches.
 #![allow(clippy::unwrap_used)]
 
+mod support;
+
 use std::collections::HashMap;
 use std::io::BufRead as _;
 use std::net::SocketAddr;
 use std::process::{Child, Command, Stdio};
-use std::str::FromStr;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -58,21 +60,13 @@ use carcassonne::server::{ServerConfig, serve};
 use carcassonne_store::{Durability, StoreConfig};
 use tokio_stream::StreamExt as _;
 use tonic::metadata::MetadataValue;
-use tonic::transport::{Channel, Endpoint};
+use tonic::transport::Channel;
+
+use support::{Rng, connect, env};
 use tonic::{Request, Response, Status};
 
 const LATENCY_P99_TARGET: Duration = Duration::from_millis(20);
 const REPLAY_RATIO_TARGET: f64 = 0.25;
-
-fn env<T: FromStr>(name: &str, default: T) -> T {
-    match std::env::var(name) {
-        Ok(text) => text
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{name}={text:?} is not a valid value")),
-        Err(_) => default,
-    }
-}
 
 struct Settings {
     watchers: usize,
@@ -109,52 +103,8 @@ impl Settings {
     }
 }
 
-/// splitmix64: enough randomness to choose actions, with no dependency.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn seed(&mut self) -> Vec<u8> {
-        (0..4).flat_map(|_| self.next().to_le_bytes()).collect()
-    }
-}
-
 fn unix_micros() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as i64
-}
-
-async fn connect(addr: SocketAddr, connections: usize) -> Vec<Channel> {
-    let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .tcp_nodelay(true);
-    let mut channels = Vec::with_capacity(connections);
-    for _ in 0..connections {
-        // Each `connect` opens a connection of its own.
-        let mut attempts = 0;
-        let channel = loop {
-            match endpoint.connect().await {
-                Ok(channel) => break channel,
-                Err(_) if attempts < 50 => {
-                    attempts += 1;
-                    tokio::time::sleep(Duration::from_millis(20)).await;
-                }
-                Err(error) => panic!("the server at {addr} does not answer: {error}"),
-            }
-        };
-        channels.push(channel);
-    }
-    channels
 }
 
 /// A created game: its name, version and seat tokens.
