@@ -34,7 +34,7 @@
 //! actions; 0 plays flat out), `WATCH_REPLAY_RUNS` [15],
 //! `WATCH_MEM_WATCHERS` [1000], `WATCH_MEM_GAMES` [1000], `WATCH_THREADS`
 //! [the number of cores], `WATCH_DURABILITY` [flush] (the in-process
-//! server's store: `flush`, `sled` or `none`, as in `load.rs`; `none` is
+//! server's store: `flush`, `written` or `none`, as in `load.rs`; `none` is
 //! for finding out what the disk costs, not a figure to quote). The stores live in temporary directories under
 //! `TMPDIR`.
 
@@ -92,9 +92,9 @@ impl Settings {
             threads: env("WATCH_THREADS", cores),
             durability: match env("WATCH_DURABILITY", "flush".to_owned()).as_str() {
                 "flush" => Durability::Flush,
-                "sled" => Durability::SledFlush,
+                "written" => Durability::Written,
                 "none" => Durability::None,
-                other => panic!("WATCH_DURABILITY={other:?}: expected flush, sled or none"),
+                other => panic!("WATCH_DURABILITY={other:?}: expected flush, written or none"),
             },
         };
         assert!(settings.watchers > 0 && settings.channels > 0 && settings.threads > 0);

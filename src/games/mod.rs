@@ -13,7 +13,7 @@ pub mod stored;
 use std::sync::Arc;
 
 use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
-use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent};
+use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent, Written};
 
 use self::cache::Cache;
 use self::stored::{Loaded, Opened, new_event};
@@ -58,6 +58,42 @@ pub struct Created {
 pub struct Acted {
     pub outcomes: Vec<Outcome>,
     pub loaded: Arc<Loaded>,
+}
+
+/// An action decided and written, not yet durable (see [`Games::act`]).
+pub enum Acting {
+    /// A retried request, answered with the first answer.
+    Answered(Acted),
+    /// A new action: answer it with [`Games::acknowledge`].
+    Written(Box<WrittenAct>),
+}
+
+/// A new action on its way to the disk.
+#[derive(Debug)]
+pub struct WrittenAct {
+    id: GameId,
+    written: Written,
+    /// The version the action was decided on.
+    decided_on: u64,
+    outcomes: Vec<Outcome>,
+    /// The game after the action, at a version not known yet.
+    next: Loaded,
+}
+
+impl WrittenAct {
+    pub fn game_id(&self) -> &GameId {
+        &self.id
+    }
+}
+
+/// What [`Games::acknowledge`] found.
+#[derive(Debug)]
+pub enum Acknowledged {
+    /// The action is durable: its answer.
+    Acted(Acted),
+    /// A concurrent call with the same request id stored its own action
+    /// first: answer with [`Games::answer`] for these versions.
+    Retried { first: u64, last: u64 },
 }
 
 /// A new game, as `CreateGame` asks for it.
@@ -190,7 +226,9 @@ impl Games {
         Ok((loaded, outcomes))
     }
 
-    /// One action of the seat holding `token`.
+    /// One action of the seat holding `token`: decided on the cached game
+    /// and written to the store. A retried request is answered at once;
+    /// a new action is answered by [`Games::acknowledge`] once durable.
     pub fn act(
         &self,
         id: &GameId,
@@ -198,11 +236,11 @@ impl Games {
         expected_version: u64,
         request_id: &RequestId,
         command: &Command,
-    ) -> Result<Acted, ApiError> {
+    ) -> Result<Acting, ApiError> {
         let loaded = self.load(id)?;
         let seat = auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?;
         if let Some(answer) = self.retried(id, request_id)? {
-            return Ok(answer);
+            return Ok(Acting::Answered(answer));
         }
         if expected_version != loaded.version {
             return Err(ApiError::StaleVersion {
@@ -226,22 +264,11 @@ impl Games {
             effects.push(fx);
             events.push(event);
         }
-        let batch: Vec<_> = events
-            .iter()
-            .map(|e| {
-                new_event(
-                    if matches!(e, Event::Drawn(_)) {
-                        None
-                    } else {
-                        Some(Seat(seat))
-                    },
-                    e,
-                )
-            })
-            .collect();
-        let appended = self
+        let actor_of = |event: &Event| (!matches!(event, Event::Drawn(_))).then_some(Seat(seat));
+        let batch: Vec<_> = events.iter().map(|e| new_event(actor_of(e), e)).collect();
+        let written = self
             .store
-            .append(id, loaded.version, request_id, &batch)
+            .write(id, loaded.version, request_id, &batch)
             .map_err(|e| match e {
                 StoreError::Conflict { actual, .. } => ApiError::StaleVersion {
                     expected: expected_version as i64,
@@ -249,50 +276,77 @@ impl Games {
                 },
                 other => store_error(other),
             })?;
-        if appended.first_seq != loaded.version + 1 {
-            // Another call with this request id got there first.
-            return self.answer(id, appended.first_seq, appended.last_seq);
-        }
-        // What was stored is what was decided: numbered from the append's
-        // first sequence number, all at the append's time.
         let outcomes = events
             .into_iter()
             .zip(effects)
-            .enumerate()
-            .map(|(i, (event, effects))| Outcome {
-                seq: appended.first_seq + i as u64,
-                time_millis: appended.time_millis,
-                actor: if matches!(event, Event::Drawn(_)) {
-                    None
-                } else {
-                    Some(Seat(seat))
-                },
+            .map(|(event, effects)| Outcome {
+                // Numbered once the append is known (`acknowledge`).
+                seq: 0,
+                time_millis: 0,
+                actor: actor_of(&event),
                 event,
                 effects,
             })
             .collect();
-        let next = Arc::new(Loaded {
+        let next = Loaded {
             game,
-            version: appended.last_seq,
             ..(*loaded).clone()
-        });
-        self.cache.put(id, next.clone());
-        Ok(Acted {
+        };
+        Ok(Acting::Written(Box::new(WrittenAct {
+            id: id.clone(),
+            written,
+            decided_on: loaded.version,
+            outcomes,
+            next,
+        })))
+    }
+
+    /// Waits until a written action is durable, then makes it the cached
+    /// game and answers it. Holds no thread while the disk syncs.
+    pub async fn acknowledge(&self, act: Box<WrittenAct>) -> Result<Acknowledged, ApiError> {
+        let WrittenAct {
+            id,
+            written,
+            decided_on,
+            mut outcomes,
+            mut next,
+        } = *act;
+        let appended = written.acknowledged().await.map_err(store_error)?;
+        if appended.first_seq != decided_on + 1 {
+            // Another call with this request id got there first.
+            return Ok(Acknowledged::Retried {
+                first: appended.first_seq,
+                last: appended.last_seq,
+            });
+        }
+        // What was stored is what was decided: numbered from the append's
+        // first sequence number, all at the append's time.
+        for (outcome, seq) in outcomes.iter_mut().zip(appended.first_seq..) {
+            outcome.seq = seq;
+            outcome.time_millis = appended.time_millis;
+        }
+        next.version = appended.last_seq;
+        let next = Arc::new(next);
+        self.cache.put(&id, next.clone());
+        Ok(Acknowledged::Acted(Acted {
             outcomes,
             loaded: next,
-        })
+        }))
     }
 
     /// The first answer to a request id this game has already seen.
     fn retried(&self, id: &GameId, request_id: &RequestId) -> Result<Option<Acted>, ApiError> {
         match self.store.find_request(id, request_id).map_err(store_error)? {
-            Some(appended) => self.answer(id, appended.first_seq, appended.last_seq).map(Some),
+            Some(written) => {
+                let appended = written.wait().map_err(store_error)?;
+                self.answer(id, appended.first_seq, appended.last_seq).map(Some)
+            }
             None => Ok(None),
         }
     }
 
     /// Rebuilds the answer of an earlier action from the store.
-    fn answer(&self, id: &GameId, first: u64, last: u64) -> Result<Acted, ApiError> {
+    pub fn answer(&self, id: &GameId, first: u64, last: u64) -> Result<Acted, ApiError> {
         let (loaded, outcomes) = self.history(id, Some(last))?;
         let outcomes = outcomes.into_iter().filter(|o| o.seq >= first).collect();
         Ok(Acted {

@@ -7,7 +7,7 @@
 
 use std::sync::Arc;
 
-use carcassonne_engine::Setup;
+use carcassonne_engine::{Command, Setup};
 use carcassonne_store::{GameId, RequestId};
 
 use tokio::sync::Semaphore;
@@ -18,7 +18,7 @@ use super::viewer::{self, Viewer, game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, view};
 use crate::games::stored::Loaded;
-use crate::games::{Acted, Games, NewGame, Outcome};
+use crate::games::{Acknowledged, Acted, Acting, Games, NewGame, Outcome};
 use crate::proto;
 
 pub struct GameService {
@@ -54,6 +54,34 @@ impl GameService {
         })
         .await
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
+    }
+}
+
+impl GameService {
+    /// Decides and writes the action on a blocking thread, then waits for
+    /// the disk without one.
+    async fn act_durably(
+        &self,
+        id: GameId,
+        token: String,
+        expected: u64,
+        request_id: RequestId,
+        command: Command,
+    ) -> Result<Acted, ApiError> {
+        let written = match self
+            .blocking(move |games| games.act(&id, &token, expected, &request_id, &command))
+            .await?
+        {
+            Acting::Answered(acted) => return Ok(acted),
+            Acting::Written(written) => written,
+        };
+        let id = written.game_id().clone();
+        match self.games.acknowledge(written).await? {
+            Acknowledged::Acted(acted) => Ok(acted),
+            Acknowledged::Retried { first, last } => {
+                self.blocking(move |games| games.answer(&id, first, last)).await
+            }
+        }
     }
 }
 
@@ -222,7 +250,7 @@ impl proto::game_service_server::GameService for GameService {
         })?;
         let span = tracing::info_span!("act", game = %id, request = %request_id);
         let Acted { outcomes, loaded } = self
-            .blocking(move |games| games.act(&id, &token, expected, &request_id, &command))
+            .act_durably(id, token, expected, request_id, command)
             .instrument(span)
             .await?;
         Ok(Response::new(proto::ActResponse {

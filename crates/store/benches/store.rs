@@ -7,8 +7,8 @@
 //!   per call to one game, `Durability::Flush`.
 //! - `durable_append_64_games`: 64 threads each appending to its own game;
 //!   group commit shares the flushes. Throughput is in the items/s column.
-//! - `sled_flush_*`: the same with `Durability::SledFlush` (sled's flush
-//!   without our `fdatasync`).
+//! - `written_*`: the same with `Durability::Written` (the write-ahead log
+//!   written, not synced).
 //! - `memory_append` and `sled_append_no_flush`: the cost without a disk
 //!   sync, for scale.
 //!
@@ -79,8 +79,8 @@ fn durable_append_one_writer(bencher: Bencher) {
 }
 
 #[divan::bench(sample_count = 200, sample_size = 5)]
-fn sled_flush_append_one_writer(bencher: Bencher) {
-    one_writer(bencher, Durability::SledFlush);
+fn written_append_one_writer(bencher: Bencher) {
+    one_writer(bencher, Durability::Written);
 }
 
 #[divan::bench(sample_count = 200, sample_size = 20)]
@@ -109,8 +109,8 @@ fn durable_append_64_games(bencher: Bencher) {
 }
 
 #[divan::bench(sample_count = 20, sample_size = 1)]
-fn sled_flush_append_64_games(bencher: Bencher) {
-    many_writers(bencher, Durability::SledFlush);
+fn written_append_64_games(bencher: Bencher) {
+    many_writers(bencher, Durability::Written);
 }
 
 /// One sample: 64 threads, each appending 32 events to its own game.

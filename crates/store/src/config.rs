@@ -8,21 +8,19 @@ use crate::clock::{Clock, SystemClock};
 /// When an append is acknowledged.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Durability {
-    /// Only once it is on disk: sled's flush, then `fdatasync` of sled's
-    /// file, so that it survives a power loss too. Concurrent appends share
-    /// one flush (group commit). The default.
+    /// Only once it is on disk: its entry in the write-ahead log is written
+    /// and `fdatasync`ed, so that it survives a power loss too. Concurrent
+    /// appends share one sync (group commit). The default.
     #[default]
     Flush,
-    /// Once sled's flush returns. On Linux that ends in `sync_file_range`:
-    /// the data has reached the device, but neither the device's volatile
-    /// cache nor the file's new size is made stable, so it survives a crash
-    /// of the process, not necessarily one of the machine. About twice the
-    /// throughput of [`Durability::Flush`] (see the README's figures); for
-    /// storage with a power-loss-protected cache.
-    SledFlush,
-    /// As soon as it is in sled's memory. A crash loses what sled's
-    /// background flusher (every 500 ms) has not written yet. Only for
-    /// tests and benchmarks that say so.
+    /// Once its entry in the write-ahead log is written to the operating
+    /// system, without waiting for the disk: it survives a crash of the
+    /// process, not one of the machine. For storage with a
+    /// power-loss-protected cache, or tests.
+    Written,
+    /// As soon as it is in sled's memory. A crash of the process loses what
+    /// the committer has not written to the log yet. Only for tests and
+    /// benchmarks that say so.
     None,
 }
 

@@ -117,6 +117,7 @@ mod memory;
 pub mod record;
 pub(crate) mod sled_store;
 mod store;
+mod written;
 
 #[cfg(test)]
 mod tests;
@@ -133,3 +134,4 @@ pub use sled_store::SledStore;
 pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).
 pub use tokio::sync::broadcast;
+pub use written::{Acknowledged, Written};

@@ -12,6 +12,7 @@ use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, Verif
 use crate::hub::{EventReceiver, Hub};
 use crate::ids::{GameId, RequestId};
 use crate::store::{self, EventStore, MAX_READ_LIMIT};
+use crate::written::Written;
 
 /// An [`EventStore`] in memory. Appends are "durable" at once.
 pub struct MemoryStore {
@@ -68,19 +69,19 @@ fn read_stream(game: &GameId, stream: &Stream, from_seq: u64) -> Result<Vec<Stor
 }
 
 impl EventStore for MemoryStore {
-    fn append(
+    fn write(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
         events: &[NewEvent],
-    ) -> Result<Appended> {
+    ) -> Result<Written> {
         chain::check_batch(game, request_id, events)?;
         let mut inner = self.lock();
         let first_position = inner.global.len() as u64 + 1;
         let stream = inner.games.get(game);
         if let Some(original) = stream.and_then(|s| s.requests.get(request_id)) {
-            return Ok(*original);
+            return Ok(Written::durable(*original));
         }
         let head = stream.map_or(Head::EMPTY, |s| s.head);
         if head.last_seq != expected_seq {
@@ -121,10 +122,10 @@ impl EventStore for MemoryStore {
             inner.global.push((game.clone(), event.seq));
         }
         self.hub.publish(published);
-        Ok(appended)
+        Ok(Written::durable(appended))
     }
 
-    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>> {
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Written>> {
         if request_id.is_none() {
             return Ok(None);
         }
@@ -133,7 +134,7 @@ impl EventStore for MemoryStore {
             .games
             .get(game)
             .and_then(|s| s.requests.get(request_id))
-            .copied())
+            .map(|&appended| Written::durable(appended)))
     }
 
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {

@@ -5,6 +5,7 @@ use crate::error::{Result, StoreError};
 use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, VerifyReport};
 use crate::hub::EventReceiver;
 use crate::ids::{GameId, RequestId};
+use crate::written::Written;
 
 /// The page size used when a listing asks for 0.
 pub const DEFAULT_PAGE_SIZE: usize = 100;
@@ -15,10 +16,12 @@ pub const MAX_READ_LIMIT: usize = 10_000;
 
 /// An append-only store of per-game event streams.
 ///
-/// Synchronous on purpose: calls may wait for the disk, and the gRPC server
-/// runs them on `spawn_blocking`. Object-safe, so the server holds an
-/// `Arc<dyn EventStore>` and a distributed backend can replace the
-/// embedded one.
+/// Synchronous, except for the wait for durability: [`EventStore::write`]
+/// returns once an append is written, with a [`Written`] that an async
+/// task awaits without holding a thread while the disk syncs. Reads may
+/// touch the disk: the gRPC server runs them on `spawn_blocking`.
+/// Object-safe, so the server holds an `Arc<dyn EventStore>` and a
+/// distributed backend can replace the embedded one.
 ///
 /// Only durable events are ever visible: reads, listings and subscriptions
 /// show an event once its append has been acknowledged (or is about to be),
@@ -27,22 +30,35 @@ pub trait EventStore: Send + Sync {
     /// Appends `events` to `game`, all or none, if the game's last sequence
     /// number is still `expected_seq` (0 for a new game); otherwise fails
     /// with [`StoreError::Conflict`] and writes nothing. Returns once the
-    /// events are durable. If `request_id` is not empty and an earlier
-    /// append to this game carried it, returns that append's result and
-    /// writes nothing, whatever `expected_seq` and `events` say.
+    /// events are written; they are acknowledged once [`Written`] says they
+    /// are durable. If `request_id` is not empty and an earlier append to
+    /// this game carried it, returns that append (acknowledged once it is
+    /// durable) and writes nothing, whatever `expected_seq` and `events`
+    /// say.
+    fn write(
+        &self,
+        game: &GameId,
+        expected_seq: u64,
+        request_id: &RequestId,
+        events: &[NewEvent],
+    ) -> Result<Written>;
+
+    /// [`EventStore::write`], then blocks until the events are durable.
     fn append(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
         events: &[NewEvent],
-    ) -> Result<Appended>;
+    ) -> Result<Appended> {
+        self.write(game, expected_seq, request_id, events)?.wait()
+    }
 
-    /// The result of the earlier append to `game` that carried
-    /// `request_id`, once it is durable; `None` if no append did (or the id
-    /// is empty). Lets a server answer a retried request before checking
-    /// anything else about it.
-    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>>;
+    /// The earlier append to `game` that carried `request_id`, acknowledged
+    /// once it is durable; `None` if no append did (or the id is empty).
+    /// Lets a server answer a retried request before checking anything
+    /// else about it.
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Written>>;
 
     /// The game's events from sequence number `from_seq` on (0 or 1: all),
     /// checked. [`StoreError::NotFound`] if the game has no events.

@@ -1,14 +1,13 @@
 //! Unit tests: the record format, ids, page tokens, the chain check, group
 //! commit and subscriptions. Whole-store behaviour is in `tests/it`.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::Duration;
 
 use crate::chain::{self, ChainCheck, Head};
 use crate::config::Durability;
 use crate::hub::Hub;
-use crate::sled_store::commit::GroupCommit;
+use crate::sled_store::commit::{Disk, GroupCommit};
 use crate::store::{page_token_after, parse_page_token};
 use crate::*;
 
@@ -181,58 +180,204 @@ fn stored(position: u64) -> Arc<StoredEvent> {
     Arc::new(event)
 }
 
+/// A disk for the committer that keeps what it was given, takes its time
+/// to sync, and fails when told to.
+#[derive(Clone, Default)]
+struct FakeDisk(Arc<std::sync::Mutex<DiskLog>>);
+
+#[derive(Default)]
+struct DiskLog {
+    log: Vec<u8>,
+    syncs: usize,
+    checkpoints: usize,
+    acknowledged: u64,
+    fail_syncs: bool,
+}
+
+impl FakeDisk {
+    fn log(&self) -> std::sync::MutexGuard<'_, DiskLog> {
+        self.0.lock().unwrap()
+    }
+}
+
+impl Disk for FakeDisk {
+    fn append(&mut self, entries: &[u8]) -> std::io::Result<()> {
+        self.log().log.extend_from_slice(entries);
+        Ok(())
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        std::thread::sleep(Duration::from_millis(2));
+        let mut log = self.log();
+        if log.fail_syncs {
+            return Err(std::io::Error::other("injected: disk full"));
+        }
+        log.syncs += 1;
+        Ok(())
+    }
+
+    fn note_acknowledged(&mut self, position: u64) -> std::io::Result<()> {
+        self.log().acknowledged = position;
+        Ok(())
+    }
+
+    fn wants_checkpoint(&self) -> bool {
+        false
+    }
+
+    fn checkpoint(&mut self, position: u64) -> std::io::Result<()> {
+        let mut log = self.log();
+        log.checkpoints += 1;
+        log.acknowledged = position;
+        Ok(())
+    }
+}
+
+/// A committer on a fake disk, started.
+fn committer(
+    durability: Durability,
+    recovered: u64,
+) -> (Arc<GroupCommit>, FakeDisk, std::thread::JoinHandle<()>) {
+    let commit = GroupCommit::new(durability, recovered, Hub::new(1024));
+    let disk = FakeDisk::default();
+    let thread = commit.start(Box::new(disk.clone())).unwrap();
+    (commit, disk, thread)
+}
+
+/// Writes the event at `position` as the store's writer would.
+fn write(commit: &Arc<GroupCommit>, position: u64) -> Written {
+    commit.written(
+        |log| log.extend_from_slice(&position.to_le_bytes()),
+        vec![stored(position)],
+    );
+    let appended = Appended {
+        first_seq: position,
+        last_seq: position,
+        first_position: position,
+        last_position: position,
+        time_millis: 0,
+    };
+    Written::pending(appended, commit.clone())
+}
+
+/// Polls a future to its end on this thread.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
 #[test]
-fn group_commit_shares_flushes_and_publishes_in_order() {
-    let commit = GroupCommit::new(Durability::Flush, 0, Hub::new(1024));
+fn group_commit_shares_syncs_and_publishes_in_order() {
+    let (commit, disk, thread) = committer(Durability::Flush, 0);
     let mut all = commit.hub.subscribe_all();
     let writers = 16;
-    let flushes = AtomicUsize::new(0);
     let next = std::sync::Mutex::new(0u64);
     let start = Barrier::new(writers);
     std::thread::scope(|scope| {
-        for _ in 0..writers {
-            scope.spawn(|| {
+        for writer in 0..writers {
+            let (commit, next, start) = (&commit, &next, &start);
+            scope.spawn(move || {
                 start.wait();
                 for _ in 0..10 {
-                    let position = {
+                    let written = {
                         // The store's writer lock: positions in order.
                         let mut next = next.lock().unwrap();
                         *next += 1;
-                        commit.written(vec![stored(*next)]);
-                        *next
+                        write(commit, *next)
                     };
-                    commit
-                        .wait_durable(position, || {
-                            flushes.fetch_add(1, Ordering::Relaxed);
-                            // What the store's writer lock would cover.
-                            let target = *next.lock().unwrap();
-                            std::thread::sleep(Duration::from_millis(2));
-                            Ok(target)
-                        })
-                        .unwrap();
+                    let position = written.appended().last_position;
+                    // Half the writers wait as threads, half as futures.
+                    let appended = if writer % 2 == 0 {
+                        written.wait()
+                    } else {
+                        block_on(written.acknowledged())
+                    };
+                    assert_eq!(appended.unwrap().last_position, position);
                     assert!(commit.durable() >= position);
                 }
             });
         }
     });
-    let flushes = flushes.into_inner();
-    assert!(flushes < writers * 10 / 2, "{flushes} flushes for 160 appends");
+    commit.stop();
+    thread.join().unwrap();
+    let disk = disk.log();
+    assert!(
+        disk.syncs < writers * 10 / 2,
+        "{} syncs for 160 appends",
+        disk.syncs
+    );
+    let logged: Vec<u64> = disk
+        .log
+        .chunks(8)
+        .map(|c| u64::from_le_bytes(c.try_into().unwrap()))
+        .collect();
+    assert_eq!(
+        logged,
+        (1..=160).collect::<Vec<_>>(),
+        "the log holds every entry in order"
+    );
+    assert_eq!(disk.acknowledged, 160);
+    assert_eq!(disk.checkpoints, 1, "stopping checkpoints once");
     for position in 1..=160 {
         assert_eq!(all.try_recv().unwrap().position, position);
     }
 }
 
 #[test]
-fn a_failed_flush_acknowledges_nothing_and_the_next_one_does() {
-    let commit = GroupCommit::new(Durability::Flush, 5, Hub::new(16));
+fn a_failed_sync_acknowledges_nothing_and_stops_the_store() {
+    let (commit, disk, thread) = committer(Durability::Flush, 5);
     let mut all = commit.hub.subscribe_all();
-    commit.written(vec![stored(6)]);
-    let failed = commit.wait_durable(6, || Err(std::io::Error::other("disk full")));
-    assert!(matches!(failed, Err(StoreError::Io(_))));
+    disk.log().fail_syncs = true;
+    let failed = write(&commit, 6).wait();
+    assert!(
+        matches!(&failed, Err(StoreError::Io(e)) if e.to_string().contains("injected: disk full")),
+        "{failed:?}"
+    );
     assert_eq!(commit.durable(), 5);
-    assert!(all.try_recv().is_err());
-    commit.wait_durable(6, || Ok(6)).unwrap();
-    assert_eq!(all.try_recv().unwrap().position, 6);
+    assert!(all.try_recv().is_err(), "nothing published");
+    assert!(commit.failure().is_some());
+    // A sync that failed may have lost pages the next one would not see:
+    // nothing after it is trusted either, even once the disk recovers.
+    disk.log().fail_syncs = false;
+    assert!(matches!(
+        block_on(write(&commit, 7).acknowledged()),
+        Err(StoreError::Io(_))
+    ));
+    assert!(matches!(commit.checkpoint(), Err(StoreError::Io(_))));
+    assert_eq!(commit.durable(), 5);
+    commit.stop();
+    thread.join().unwrap();
+}
+
+#[test]
+fn a_checkpoint_covers_everything_written_whatever_the_durability() {
+    let (commit, disk, thread) = committer(Durability::Written, 0);
+    let mut all = commit.hub.subscribe_all();
+    let written = write(&commit, 1);
+    written.wait().unwrap();
+    commit.checkpoint().unwrap();
+    let (syncs, checkpoints) = {
+        let log = disk.log();
+        (log.syncs, log.checkpoints)
+    };
+    assert_eq!((syncs, checkpoints), (0, 1), "Written does not sync");
+    assert_eq!(all.try_recv().unwrap().position, 1);
+    commit.stop();
+    thread.join().unwrap();
+    assert_eq!(disk.log().checkpoints, 2);
 }
 
 #[test]
@@ -256,4 +401,37 @@ fn game_channels_nobody_listens_to_are_dropped() {
     let mut again = hub.subscribe_game(&game("g-1"));
     hub.publish([stored(2)]);
     assert_eq!(again.try_recv().unwrap().position, 2);
+}
+
+#[test]
+fn the_write_ahead_log_reads_back_every_whole_entry_and_stops_at_damage() {
+    use crate::sled_store::wal;
+    let mut log = Vec::new();
+    wal::encode(&mut log, 1, b"index one", b"records one");
+    let second = log.len();
+    wal::encode(&mut log, 2, b"", b"");
+    let third = log.len();
+    wal::encode(&mut log, 4, b"index three", &[0xee; 300]);
+    let entries = wal::decode(&log);
+    assert_eq!(
+        entries
+            .iter()
+            .map(|e| (e.first_position, e.index_value, e.records.len()))
+            .collect::<Vec<_>>(),
+        [
+            (1, &b"index one"[..], 11),
+            (2, &b""[..], 0),
+            (4, &b"index three"[..], 300)
+        ]
+    );
+    // A crash cuts the last entry anywhere: the whole ones before it stay.
+    for cut in third..log.len() {
+        assert_eq!(wal::decode(&log[..cut]).len(), 2, "cut at {cut}");
+    }
+    // A flipped byte anywhere in an entry ends the log before it.
+    for at in second..third {
+        let mut damaged = log.clone();
+        damaged[at] ^= 0x20;
+        assert_eq!(wal::decode(&damaged).len(), 1, "flipped at {at}");
+    }
 }

@@ -1,50 +1,65 @@
 //! Group commit: when appends become durable, and visible.
 //!
-//! Writers put their batch into sled under the writer lock and record its
-//! last global position here. Then each waits until a flush covers its
-//! position. The first waiter to find no flush running becomes the leader:
-//! it notes the highest position written so far, flushes (sled's flush
-//! plus `fdatasync` of sled's file) without holding any lock, marks
-//! everything up to the noted position durable and wakes the others. Those
-//! covered return; the rest elect the next leader. Under load one disk
-//! sync acknowledges every append that was written while the previous one
-//! ran.
+//! Writers put their append into sled and its entry into the pending part
+//! of the write-ahead log (`wal.rs`) under the writer lock, so entries
+//! queue in position order, and return a [`Written`](crate::Written). One
+//! thread of the store's own, the committer, takes whatever entries queued
+//! up, writes them to the log with one `write`, syncs it with one
+//! `fdatasync`, marks everything up to the last of them durable and wakes
+//! their waiters. Whatever queued during that sync is the next group: under
+//! load one disk sync acknowledges every append written while the previous
+//! one ran, and nobody waits for a batch to fill.
+//!
+//! Waiting costs no thread: a task's waker or a parked thread is woken
+//! exactly when its position becomes durable.
 //!
 //! Visibility follows durability: the durable position is the watermark
 //! readers stop at, and the events under it are published to subscribers
-//! in position order by whoever moved it.
+//! in position order by the committer as it moves it.
+//!
+//! A failed write or sync stops the store: after a failed `fdatasync` the
+//! kernel may have dropped the dirty pages and report success next time,
+//! so nothing written since the last good sync can be trusted to be on
+//! disk. Every waiting and later append gets the error; reopening the store
+//! recovers what is really there.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::thread::{self, Thread};
-use std::time::{Duration, Instant};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Waker};
+use std::thread::{self, JoinHandle, Thread};
 
 use crate::config::Durability;
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::event::StoredEvent;
 use crate::hub::Hub;
+use crate::written::Acknowledger;
 
-/// The longest a leader waits for appends on their way before flushing.
-const GATHER_LIMIT: Duration = Duration::from_micros(500);
-const GATHER_POLL: Duration = Duration::from_micros(50);
-
-/// An append on its way into sled (see `GroupCommit::gather`).
-pub(crate) struct InFlight<'a>(&'a GroupCommit);
-
-impl Drop for InFlight<'_> {
-    fn drop(&mut self) {
-        self.0.in_flight.fetch_sub(1, Ordering::AcqRel);
-    }
+/// What the committer does to the disk; a trait so that tests can inject
+/// faults.
+pub(crate) trait Disk: Send + 'static {
+    /// Adds a group of log entries to the log (not yet durable).
+    fn append(&mut self, entries: &[u8]) -> std::io::Result<()>;
+    /// Makes the log durable.
+    fn sync(&mut self) -> std::io::Result<()>;
+    /// Notes that everything up to `position` was acknowledged.
+    fn note_acknowledged(&mut self, position: u64) -> std::io::Result<()>;
+    /// Whether the log has grown enough for a checkpoint.
+    fn wants_checkpoint(&self) -> bool;
+    /// Makes everything written to sled so far durable in sled, empties
+    /// the log and notes `position` as acknowledged.
+    fn checkpoint(&mut self, position: u64) -> std::io::Result<()>;
 }
 
 pub(crate) struct GroupCommit {
     durability: Durability,
     state: Mutex<State>,
+    /// Wakes the committer.
+    work: Condvar,
+    /// Wakes `checkpoint` callers.
+    checkpointed: Condvar,
     /// The highest durable position, readable without the lock.
     durable: AtomicU64,
-    /// Appends between `begin_write` and `written` (or their failure).
-    in_flight: AtomicUsize,
     pub(crate) hub: Hub,
 }
 
@@ -53,35 +68,69 @@ struct State {
     written: u64,
     /// The highest position known to be on disk.
     durable: u64,
-    /// A leader is flushing.
-    flushing: bool,
+    /// Log entries written to sled but not yet handed to the disk.
+    pending_log: Vec<u8>,
     /// Written events not yet published, in position order.
     unpublished: VecDeque<Arc<StoredEvent>>,
-    /// Appends parked until a flush covers them.
+    /// Appends waiting until their position is durable.
     waiters: Vec<Waiter>,
+    /// Why the store stopped taking appends, if it did.
+    failed: Option<String>,
+    committer_idle: bool,
+    checkpoints_requested: u64,
+    checkpoints_done: u64,
+    stopping: bool,
 }
 
 struct Waiter {
     position: u64,
-    thread: Thread,
+    wake: Wake,
+}
+
+enum Wake {
+    Thread(Thread),
+    Task(Waker),
+}
+
+impl Wake {
+    fn wake(self) {
+        match self {
+            Wake::Thread(thread) => thread.unpark(),
+            Wake::Task(waker) => waker.wake(),
+        }
+    }
 }
 
 impl GroupCommit {
     /// `recovered`: the last position found on open, durable by definition.
-    pub(crate) fn new(durability: Durability, recovered: u64, hub: Hub) -> Self {
-        GroupCommit {
+    pub(crate) fn new(durability: Durability, recovered: u64, hub: Hub) -> Arc<Self> {
+        Arc::new(GroupCommit {
             durability,
             state: Mutex::new(State {
                 written: recovered,
                 durable: recovered,
-                flushing: false,
+                pending_log: Vec::new(),
                 unpublished: VecDeque::new(),
                 waiters: Vec::new(),
+                failed: None,
+                committer_idle: false,
+                checkpoints_requested: 0,
+                checkpoints_done: 0,
+                stopping: false,
             }),
+            work: Condvar::new(),
+            checkpointed: Condvar::new(),
             durable: AtomicU64::new(recovered),
-            in_flight: AtomicUsize::new(0),
             hub,
-        }
+        })
+    }
+
+    /// Starts the committer thread, which owns `disk` until [`stop`](Self::stop).
+    pub(crate) fn start(self: &Arc<Self>, disk: Box<dyn Disk>) -> std::io::Result<JoinHandle<()>> {
+        let commit = Arc::clone(self);
+        thread::Builder::new()
+            .name("store-commit".into())
+            .spawn(move || commit.run(disk))
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -95,95 +144,143 @@ impl GroupCommit {
         self.durable.load(Ordering::Acquire)
     }
 
-    /// Records a batch just written to sled. Called under the writer lock,
-    /// so positions arrive in order.
-    pub(crate) fn written(&self, events: Vec<Arc<StoredEvent>>) {
+    /// Why the store takes no more appends, if it does not.
+    pub(crate) fn failure(&self) -> Option<String> {
+        self.lock().failed.clone()
+    }
+
+    /// Records an append just written to sled: `log_entry` adds its entry
+    /// to the log. Called under the writer lock, so positions arrive in
+    /// order.
+    pub(crate) fn written(&self, log_entry: impl FnOnce(&mut Vec<u8>), events: Vec<Arc<StoredEvent>>) {
         let mut state = self.lock();
-        if let Some(last) = events.last() {
-            state.written = last.position;
-        }
+        let Some(last) = events.last().map(|event| event.position) else {
+            return;
+        };
+        log_entry(&mut state.pending_log);
+        state.written = last;
         state.unpublished.extend(events);
+        if state.committer_idle {
+            state.committer_idle = false;
+            self.work.notify_one();
+        }
         if self.durability == Durability::None {
-            let written = state.written;
-            self.mark_durable(&mut state, written);
+            let wake = self.mark_durable(&mut state, last);
+            drop(state);
+            wake_all(wake);
         }
     }
 
-    /// The highest position written to sled, durable or not.
-    pub(crate) fn written_position(&self) -> u64 {
-        self.lock().written
+    /// Makes everything written so far durable in sled itself and empties
+    /// the log; returns once done.
+    pub(crate) fn checkpoint(&self) -> Result<()> {
+        let mut state = self.lock();
+        state.checkpoints_requested += 1;
+        let ticket = state.checkpoints_requested;
+        self.work.notify_one();
+        while state.checkpoints_done < ticket {
+            if let Some(failed) = &state.failed {
+                return Err(failure_error(failed));
+            }
+            state = self
+                .checkpointed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        Ok(())
     }
 
-    /// Returns once `position` is durable, flushing as the leader if no
-    /// flush is running. `flush()` makes everything written so far durable
-    /// and returns the highest position that covers.
-    pub(crate) fn wait_durable(&self, position: u64, flush: impl Fn() -> std::io::Result<u64>) -> Result<()> {
+    /// Asks the committer to write what is pending, checkpoint and end.
+    pub(crate) fn stop(&self) {
+        let mut state = self.lock();
+        state.stopping = true;
+        self.work.notify_one();
+    }
+
+    /// The committer thread.
+    fn run(&self, mut disk: Box<dyn Disk>) {
+        let mut group = Vec::new();
         let mut state = self.lock();
         loop {
-            if state.durable >= position {
-                return Ok(());
+            while state.failed.is_none()
+                && state.pending_log.is_empty()
+                && state.checkpoints_requested == state.checkpoints_done
+                && !state.stopping
+            {
+                state.committer_idle = true;
+                state = self.work.wait(state).unwrap_or_else(PoisonError::into_inner);
+                state.committer_idle = false;
             }
-            if state.flushing {
-                // Parked, not on a condvar: the leader wakes exactly the
-                // appends its flush covered and one more to lead the next
-                // flush. Waking all of them after every flush would make
-                // dozens of threads fight the writer for two cores.
-                state.waiters.push(Waiter {
-                    position,
-                    thread: thread::current(),
-                });
+            if state.failed.is_some() {
+                return;
+            }
+            if !state.pending_log.is_empty() {
+                std::mem::swap(&mut state.pending_log, &mut group);
+                let target = state.written;
                 drop(state);
-                thread::park();
+                let result = disk
+                    .append(&group)
+                    .and_then(|()| match self.durability {
+                        Durability::Flush => disk.sync(),
+                        Durability::Written | Durability::None => Ok(()),
+                    })
+                    .and_then(|()| disk.note_acknowledged(target));
+                group.clear();
                 state = self.lock();
-                let me = thread::current().id();
-                state.waiters.retain(|waiter| waiter.thread.id() != me);
-                continue;
+                state = self.settle(state, target, result, "writing the write-ahead log");
             }
-            state.flushing = true;
-            drop(state);
-            self.gather();
-            let result = flush();
-            state = self.lock();
-            state.flushing = false;
-            if let Ok(target) = result {
-                self.mark_durable(&mut state, target);
+            let wanted = state.checkpoints_requested;
+            let closing = state.stopping && state.pending_log.is_empty();
+            if state.failed.is_none()
+                && (wanted > state.checkpoints_done || closing || disk.wants_checkpoint())
+            {
+                // sled has everything written so far: its flush covers it.
+                let target = state.written;
+                drop(state);
+                let result = disk.checkpoint(target);
+                state = self.lock();
+                state = self.settle(state, target, result, "checkpointing sled");
+                state.checkpoints_done = state.checkpoints_done.max(wanted);
+                self.checkpointed.notify_all();
             }
-            let mut next_leader = true;
-            for waiter in &state.waiters {
-                if waiter.position <= state.durable {
-                    waiter.thread.unpark();
-                } else if next_leader {
-                    waiter.thread.unpark();
-                    next_leader = false;
-                }
+            if closing {
+                return;
             }
-            // On failure the leader reports it; the next leader tries a
-            // flush of its own and reports its own outcome.
-            result?;
         }
     }
 
-    /// Counts an append on its way to `written`, until the guard drops.
-    pub(crate) fn begin_write(&self) -> InFlight<'_> {
-        self.in_flight.fetch_add(1, Ordering::AcqRel);
-        InFlight(self)
-    }
-
-    /// The leader lets the appends already on their way into sled arrive
-    /// before it flushes, for at most `GATHER_LIMIT`: sled's inserts stall
-    /// while it flushes, so a flush started the moment the previous one
-    /// ended would cover only the few appends written in between. A lone
-    /// writer finds nobody on the way and flushes at once.
-    fn gather(&self) {
-        let started = Instant::now();
-        while self.in_flight.load(Ordering::Acquire) > 0 && started.elapsed() < GATHER_LIMIT {
-            thread::sleep(GATHER_POLL);
+    /// Marks `target` durable after `result` succeeded, or stops the store.
+    fn settle<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        target: u64,
+        result: std::io::Result<()>,
+        doing: &str,
+    ) -> MutexGuard<'a, State> {
+        let wake = match result {
+            Ok(()) => self.mark_durable(&mut state, target),
+            Err(error) => {
+                state.failed = Some(format!(
+                    "the store stopped taking appends: {doing} failed ({error}); reopen it to recover \
+                     what is on disk"
+                ));
+                self.checkpointed.notify_all();
+                std::mem::take(&mut state.waiters)
+            }
+        };
+        if wake.is_empty() {
+            return state;
         }
+        drop(state);
+        wake_all(wake);
+        self.lock()
     }
 
-    fn mark_durable(&self, state: &mut State, target: u64) {
+    /// Moves the durable position, publishes what it covers and returns the
+    /// waiters to wake.
+    fn mark_durable(&self, state: &mut State, target: u64) -> Vec<Waiter> {
         if target <= state.durable {
-            return;
+            return Vec::new();
         }
         state.durable = target;
         self.durable.store(target, Ordering::Release);
@@ -193,5 +290,59 @@ impl GroupCommit {
             .take_while(|event| event.position <= target)
             .count();
         self.hub.publish(state.unpublished.drain(..covered));
+        let (done, waiting) = std::mem::take(&mut state.waiters)
+            .into_iter()
+            .partition(|waiter| waiter.position <= target);
+        state.waiters = waiting;
+        done
     }
+
+    /// `Ready` once `position` is durable or the store failed; otherwise
+    /// registers `wake`.
+    fn check_or_register(&self, position: u64, wake: impl FnOnce() -> Wake) -> Poll<Result<()>> {
+        let mut state = self.lock();
+        if state.durable >= position {
+            return Poll::Ready(Ok(()));
+        }
+        if let Some(failed) = &state.failed {
+            return Poll::Ready(Err(failure_error(failed)));
+        }
+        state.waiters.push(Waiter {
+            position,
+            wake: wake(),
+        });
+        Poll::Pending
+    }
+}
+
+impl Acknowledger for GroupCommit {
+    fn wait(&self, position: u64) -> Result<()> {
+        if self.durable() >= position {
+            return Ok(());
+        }
+        loop {
+            if let Poll::Ready(result) = self.check_or_register(position, || Wake::Thread(thread::current()))
+            {
+                return result;
+            }
+            thread::park();
+        }
+    }
+
+    fn poll(&self, position: u64, cx: &mut Context<'_>) -> Poll<Result<()>> {
+        if self.durable() >= position {
+            return Poll::Ready(Ok(()));
+        }
+        self.check_or_register(position, || Wake::Task(cx.waker().clone()))
+    }
+}
+
+fn wake_all(waiters: Vec<Waiter>) {
+    for waiter in waiters {
+        waiter.wake.wake();
+    }
+}
+
+fn failure_error(failed: &str) -> StoreError {
+    StoreError::Io(std::io::Error::other(failed.to_owned()))
 }

@@ -1,37 +1,38 @@
-//! The embedded backend: one sled database per store.
+//! The embedded backend: one sled database per store, made durable by a
+//! write-ahead log of our own (`wal.rs`, `commit.rs`).
 
 mod acknowledged;
 pub(crate) mod commit;
 mod games;
 mod layout;
 mod read;
+pub(crate) mod wal;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::thread::JoinHandle;
 
 use crate::chain::{self, Head};
-use crate::config::{Durability, StoreConfig};
+use crate::config::StoreConfig;
 use crate::error::{Result, StoreError};
 use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, VerifyReport};
 use crate::hub::{EventReceiver, Hub};
 use crate::ids::{GameId, RequestId};
 use crate::store::EventStore;
+use crate::written::Written;
 
-use commit::GroupCommit;
+use commit::{Disk, GroupCommit};
 
 /// The [`EventStore`] on sled, the embedded default.
 pub struct SledStore {
     db: sled::Db,
     path: PathBuf,
-    /// sled's data file, opened again to `fdatasync` it after sled's own
-    /// flush (see the crate docs: sled syncs with `sync_file_range`).
-    data_file: File,
-    /// Where the highest acknowledged position is noted (`acknowledged.rs`).
-    acknowledged_file: File,
     config: StoreConfig,
     writer: Mutex<Writer>,
-    commit: GroupCommit,
+    commit: Arc<GroupCommit>,
+    /// The committer thread, joined on drop.
+    committer: Option<JoinHandle<()>>,
 }
 
 /// What only the writer lock's holder touches.
@@ -41,6 +42,49 @@ struct Writer {
     /// Set when a failed append could not be taken back: the store takes
     /// no more appends until it is reopened and `recover` repairs it.
     failed: Option<String>,
+}
+
+/// The committer's disk: the log, and sled for checkpoints.
+struct SledDisk {
+    db: sled::Db,
+    /// sled's data file, opened again to `fdatasync` it after sled's own
+    /// flush (see the crate docs: sled syncs with `sync_file_range`).
+    data_file: File,
+    log: wal::Log,
+    /// Where the highest acknowledged position is noted (`acknowledged.rs`).
+    acknowledged_file: File,
+}
+
+impl Disk for SledDisk {
+    fn append(&mut self, entries: &[u8]) -> std::io::Result<()> {
+        self.log.append(entries)
+    }
+
+    fn sync(&mut self) -> std::io::Result<()> {
+        self.log.sync()
+    }
+
+    fn note_acknowledged(&mut self, position: u64) -> std::io::Result<()> {
+        acknowledged::record(&self.acknowledged_file, position)
+    }
+
+    fn wants_checkpoint(&self) -> bool {
+        self.log.len() >= wal::CHECKPOINT_BYTES
+    }
+
+    fn checkpoint(&mut self, position: u64) -> std::io::Result<()> {
+        sync_sled(&self.db, &self.data_file)?;
+        self.log.truncate()?;
+        acknowledged::record(&self.acknowledged_file, position)
+    }
+}
+
+/// sled's flush, then `fdatasync` of its file: sled's flush ends in
+/// `sync_file_range`, which neither flushes the drive's write cache nor
+/// the file's size.
+fn sync_sled(db: &sled::Db, data_file: &File) -> std::io::Result<()> {
+    db.flush().map_err(std::io::Error::other)?;
+    data_file.sync_data()
 }
 
 impl SledStore {
@@ -67,12 +111,25 @@ impl SledStore {
                 )));
             }
         }
-        let recovered = recover(&db)?;
-        let acknowledged_file = acknowledged::check(&path, recovered)?;
         let data_file = File::open(path.join("db"))?;
+        let recovered = recover(&db)?;
+        let recovered = wal::replay(&path, &db, &data_file, recovered)?;
+        // Whatever sled recovered may still be only in the page cache: make
+        // it durable before the log that also holds it is emptied.
+        sync_sled(&db, &data_file)?;
+        let acknowledged_file = acknowledged::check(&path, recovered)?;
+        let log = wal::Log::open_empty(&path)?;
         let hub = Hub::new(config.subscription_capacity);
+        let commit = GroupCommit::new(config.durability, recovered, hub);
+        let committer = commit.start(Box::new(SledDisk {
+            db: db.clone(),
+            data_file,
+            log,
+            acknowledged_file,
+        }))?;
         Ok(SledStore {
-            commit: GroupCommit::new(config.durability, recovered, hub),
+            commit,
+            committer: Some(committer),
             writer: Mutex::new(Writer {
                 next_position: recovered + 1,
                 games: games::GameCache::new(config.game_cache_capacity),
@@ -80,8 +137,6 @@ impl SledStore {
             }),
             db,
             path,
-            data_file,
-            acknowledged_file,
             config,
         })
     }
@@ -96,33 +151,10 @@ impl SledStore {
         Ok(self.db.size_on_disk()?)
     }
 
-    /// Makes everything appended so far durable, whatever the durability
-    /// policy. For a clean shutdown under [`Durability::None`].
+    /// Makes everything appended so far durable in sled itself, whatever
+    /// the durability policy, and empties the write-ahead log.
     pub fn flush(&self) -> Result<()> {
-        self.flush_to_disk(self.commit.written_position())?;
-        Ok(())
-    }
-
-    /// The group leader's flush: returns the position it made durable.
-    /// Appends go on writing meanwhile; the next flush takes them.
-    fn flush_writes(&self) -> std::io::Result<u64> {
-        // Everything up to `target` is in sled before the flush starts, so
-        // the flush covers it.
-        let target = self.commit.written_position();
-        self.flush_to_disk(target)?;
-        Ok(target)
-    }
-
-    /// Makes everything written so far durable; `target` is the highest
-    /// position that covers.
-    fn flush_to_disk(&self, target: u64) -> std::io::Result<()> {
-        self.db.flush().map_err(std::io::Error::other)?;
-        // sled's flush ends in `sync_file_range`, which neither flushes the
-        // drive's write cache nor the file's size: fdatasync does both.
-        if self.config.durability != Durability::SledFlush {
-            self.data_file.sync_data()?;
-        }
-        acknowledged::record(&self.acknowledged_file, target)
+        self.commit.checkpoint()
     }
 
     fn lock_writer(&self) -> MutexGuard<'_, Writer> {
@@ -131,9 +163,10 @@ impl SledStore {
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Writes the append to sled (not yet durable) and returns what it
-    /// wrote, or the original result of a retried request.
-    fn write(
+    /// Writes the append to sled and queues its log entry (not yet
+    /// durable); returns what it wrote, or the original result of a
+    /// retried request.
+    fn write_append(
         &self,
         game: &GameId,
         expected_seq: u64,
@@ -145,6 +178,9 @@ impl SledStore {
             return Err(StoreError::Io(std::io::Error::other(format!(
                 "the store stopped taking appends after a failed write: {reason}"
             ))));
+        }
+        if let Some(reason) = self.commit.failure() {
+            return Err(StoreError::Io(std::io::Error::other(reason)));
         }
         let first_position = writer.next_position;
         let state = writer.games.get(&self.db, game)?;
@@ -177,11 +213,12 @@ impl SledStore {
         let value = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
         // The order matters for recovery: see `recover`.
         let index_key = layout::position_key(first_position);
+        let index_value = layout::index_value(&index_entry);
         self.db
-            .insert(index_key, layout::index_value(&index_entry))
+            .insert(index_key, index_value.as_slice())
             .map_err(|error| read::sled_error(game.as_str(), appended.first_seq, error))?;
         let events_key = layout::events_key(game.as_str(), appended.first_seq);
-        if let Err(error) = self.db.insert(events_key, value) {
+        if let Err(error) = self.db.insert(events_key, value.as_slice()) {
             // Typically a damaged sled page where the game's keys go. Take
             // the index entry back; if even that fails, the index points at
             // nothing and only a reopen (`recover`) can repair it.
@@ -200,8 +237,10 @@ impl SledStore {
             state.requests.insert(request_id.clone(), appended.first_seq);
         }
         writer.next_position = appended.last_position + 1;
-        self.commit
-            .written(built.into_iter().map(|(event, _)| Arc::new(event)).collect());
+        self.commit.written(
+            |log| wal::encode(log, first_position, &index_value, &value),
+            built.into_iter().map(|(event, _)| Arc::new(event)).collect(),
+        );
         Ok(appended)
     }
 }
@@ -287,27 +326,28 @@ fn recover(db: &sled::Db) -> Result<u64> {
     }
 }
 
+impl SledStore {
+    /// `appended`, acknowledged once the committer made it durable.
+    fn pending(&self, appended: Appended) -> Written {
+        Written::pending(appended, self.commit.clone())
+    }
+}
+
 impl EventStore for SledStore {
-    fn append(
+    fn write(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
         events: &[NewEvent],
-    ) -> Result<Appended> {
+    ) -> Result<Written> {
         chain::check_batch(game, request_id, events)?;
-        let in_flight = self.commit.begin_write();
-        let appended = self.write(game, expected_seq, request_id, events);
-        drop(in_flight);
-        let appended = appended?;
         // A retried request may find its original append still in flight:
-        // it too returns only once that is durable.
-        self.commit
-            .wait_durable(appended.last_position, || self.flush_writes())?;
-        Ok(appended)
+        // it too is acknowledged only once that is durable.
+        Ok(self.pending(self.write_append(game, expected_seq, request_id, events)?))
     }
 
-    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Appended>> {
+    fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Written>> {
         if request_id.is_none() {
             return Ok(None);
         }
@@ -319,11 +359,10 @@ impl EventStore for SledStore {
         let Some(first_seq) = first_seq else {
             return Ok(None);
         };
-        let appended = read::append_result(&self.db, game, first_seq)?;
         // The original append may still be on its way to the disk.
-        self.commit
-            .wait_durable(appended.last_position, || self.flush_writes())?;
-        Ok(Some(appended))
+        Ok(Some(
+            self.pending(read::append_result(&self.db, game, first_seq)?),
+        ))
     }
 
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
@@ -364,11 +403,15 @@ impl EventStore for SledStore {
 }
 
 impl Drop for SledStore {
-    /// A clean shutdown leaves everything on disk, whatever the durability
-    /// policy. An error here has nobody to go to: the next open recovers
-    /// what sled has.
+    /// A clean shutdown leaves everything in sled on disk, whatever the
+    /// durability policy: the committer writes what is pending, checkpoints
+    /// and ends. An error here has nobody to go to: the next open replays
+    /// the log.
     fn drop(&mut self) {
-        let _ = self.flush();
+        self.commit.stop();
+        if let Some(committer) = self.committer.take() {
+            let _ = committer.join();
+        }
     }
 }
 

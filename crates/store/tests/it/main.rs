@@ -13,3 +13,4 @@ mod model;
 mod reads;
 mod subscriptions;
 mod support;
+mod wal;

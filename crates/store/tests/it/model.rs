@@ -238,7 +238,7 @@ fn sled_store_behaves_like_the_model_across_reopens() {
             // The first and last seeds run durable: the same answers
             // through group commit.
             durability: match seed {
-                0 => Durability::SledFlush,
+                0 => Durability::Written,
                 _ if seed == seeds - 1 => Durability::Flush,
                 _ => Durability::None,
             },

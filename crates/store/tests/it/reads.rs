@@ -226,27 +226,38 @@ fn find_request_finds_only_the_appends_that_carried_the_id() {
             )
             .unwrap();
         assert_eq!(
-            store.find_request(&g, &crate::support::request("r1")).unwrap(),
+            store
+                .find_request(&g, &crate::support::request("r1"))
+                .unwrap()
+                .map(|w| w.wait().unwrap()),
             Some(first)
         );
         assert_eq!(
-            store.find_request(&g, &crate::support::request("r2")).unwrap(),
+            store
+                .find_request(&g, &crate::support::request("r2"))
+                .unwrap()
+                .map(|w| w.wait().unwrap()),
             Some(second)
         );
         assert_eq!(
-            store.find_request(&g, &crate::support::request("r3")).unwrap(),
+            store
+                .find_request(&g, &crate::support::request("r3"))
+                .unwrap()
+                .map(|w| w.wait().unwrap()),
             None
         );
         assert_eq!(
             store
                 .find_request(&g, &carcassonne_store::RequestId::none())
-                .unwrap(),
+                .unwrap()
+                .map(|w| w.wait().unwrap()),
             None
         );
         assert_eq!(
             store
                 .find_request(&crate::support::game("g2"), &crate::support::request("r1"))
-                .unwrap(),
+                .unwrap()
+                .map(|w| w.wait().unwrap()),
             None
         );
     }
