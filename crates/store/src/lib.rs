@@ -58,26 +58,31 @@
 //!   bytes from sled are caught as `Corrupt` instead of served. Moving to
 //!   another backend means copying records, which keep verifying as they
 //!   are.
-//! - **Durable only after a flush.** A sled write is in memory until
-//!   `flush` (or its background flusher, every 500 ms). An append is
-//!   acknowledged only after a flush that covers it ([`Durability::Flush`],
-//!   the default); concurrent appends share one flush (group commit:
-//!   `sled_store/commit.rs`). Readers and subscribers never see what is not
-//!   durable yet, so nothing they saw can vanish in a crash.
-//! - **sled's flush is weaker than it looks.** On Linux it ends with
-//!   `sync_file_range`, which writes the pages but neither flushes the
-//!   drive's volatile cache nor persists the file's new size. After sled's
-//!   flush we therefore `fdatasync` sled's data file ourselves; this
-//!   doubles the cost of a lone durable append (see the README's figures).
-//!   [`Durability::SledFlush`] skips it, for storage whose cache survives a
-//!   power loss. Pages larger than a quarter of a segment go to blob files
-//!   that sled never syncs at all: appends are bounded
-//!   ([`MAX_APPEND_BYTES`]) so that no page gets there.
+//! - **Durable only after a flush, and the flush is costly.** A sled write
+//!   is in memory until `flush` (or its background flusher, every 500 ms).
+//!   sled's flush ends with `sync_file_range`, which writes the pages but
+//!   neither flushes the drive's volatile cache nor persists the file's new
+//!   size, so an `fdatasync` of its file must follow: two device round trips
+//!   per flush, during which sled's inserts stall. The store therefore makes
+//!   appends durable in a write-ahead log of its own (`sled_store/wal.rs`):
+//!   an append is acknowledged only once its log entry is written and
+//!   `fdatasync`ed ([`Durability::Flush`], the default), and concurrent
+//!   appends share one sync (group commit, `sled_store/commit.rs`). sled is
+//!   made durable behind it at checkpoints (its flush plus `fdatasync`,
+//!   then the log is emptied) and opening replays what sled lacks from the
+//!   log. Readers and subscribers never see what is not durable yet, so
+//!   nothing they saw can vanish in a crash. [`Durability::Written`] skips
+//!   the sync, for storage whose cache survives a power loss. Pages larger
+//!   than a quarter of a segment go to blob files that sled never syncs at
+//!   all: appends are bounded ([`MAX_APPEND_BYTES`]) so that no page gets
+//!   there.
 //! - **Atomicity.** One sled `insert` is atomic. An append's records share
 //!   one value, so an append is never half there; its global index entry
 //!   is a second insert. sled recovers a prefix of its log, so only the
 //!   last append can be cut, and opening the store repairs it
-//!   (`sled_store::recover`). (`apply_batch` would make both one, but costs
+//!   (`sled_store::recover`) before replaying the log, whose entries are
+//!   whole appends with a CRC (a cut last entry is dropped: it was never
+//!   acknowledged). (`apply_batch` would make both inserts one, but costs
 //!   sled a log buffer roll per call: 4x slower, 10x during a flush.) The
 //!   crash test SIGKILLs a writer at random moments and checks that every
 //!   acknowledged event is there and no append is torn.
@@ -87,9 +92,11 @@
 //!   number being read, and the other games are served. Damage in the part
 //!   recovery replays is worse: sled takes the first bad checksum for the
 //!   torn end of the log, truncates there and drops every later write of
-//!   every game, silently, or refuses to open. The store keeps the highest
+//!   every game, silently, or refuses to open. What the write-ahead log
+//!   still holds is replayed; beyond that, the store keeps the highest
 //!   acknowledged position in a file beside sled's (`acknowledged`) and
-//!   refuses to open when sled recovered less, naming the lost positions.
+//!   refuses to open when sled and the log together recovered less, naming
+//!   the lost positions.
 //!   Restoring a backup is then the remedy; deleting the file accepts the
 //!   loss.
 //! - **Disk space.** sled is log-structured: it rewrites whole pages and
