@@ -46,6 +46,10 @@ pub struct StoreConfig {
     /// so that an append reads nothing from sled. A game not cached is
     /// loaded by scanning its records once.
     pub game_cache_capacity: usize,
+    /// The size of the write-ahead log file, allocated (zero-filled) when
+    /// the store is created. A checkpoint makes sled durable whenever the
+    /// log is three quarters full.
+    pub log_capacity_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -57,6 +61,7 @@ impl Default for StoreConfig {
             subscription_capacity: 1024,
             game_cache_capacity: 10_000,
             compression: false,
+            log_capacity_bytes: 16 << 20,
         }
     }
 }
@@ -85,6 +90,7 @@ impl fmt::Debug for StoreConfig {
             .field("subscription_capacity", &self.subscription_capacity)
             .field("game_cache_capacity", &self.game_cache_capacity)
             .field("compression", &self.compression)
+            .field("log_capacity_bytes", &self.log_capacity_bytes)
             .finish_non_exhaustive()
     }
 }

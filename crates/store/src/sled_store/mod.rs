@@ -55,8 +55,21 @@ struct SledDisk {
     acknowledged_file: File,
 }
 
+impl SledDisk {
+    /// Makes sled durable, so that the log can be written from its start.
+    fn checkpoint_sled(&mut self) -> std::io::Result<()> {
+        sync_sled(&self.db, &self.data_file)?;
+        self.log.restart();
+        Ok(())
+    }
+}
+
 impl Disk for SledDisk {
     fn append(&mut self, entries: &[u8]) -> std::io::Result<()> {
+        if !self.log.fits(entries.len()) {
+            // Everything queued is in sled already: a checkpoint makes room.
+            self.checkpoint_sled()?;
+        }
         self.log.append(entries)
     }
 
@@ -69,12 +82,11 @@ impl Disk for SledDisk {
     }
 
     fn wants_checkpoint(&self) -> bool {
-        self.log.len() >= wal::CHECKPOINT_BYTES
+        self.log.len() >= self.log.capacity() / 4 * 3
     }
 
     fn checkpoint(&mut self, position: u64) -> std::io::Result<()> {
-        sync_sled(&self.db, &self.data_file)?;
-        self.log.truncate()?;
+        self.checkpoint_sled()?;
         acknowledged::record(&self.acknowledged_file, position)
     }
 }
@@ -113,12 +125,12 @@ impl SledStore {
         }
         let data_file = File::open(path.join("db"))?;
         let recovered = recover(&db)?;
-        let recovered = wal::replay(&path, &db, &data_file, recovered)?;
+        let recovered = wal::replay(&path, &db, recovered)?;
         // Whatever sled recovered may still be only in the page cache: make
-        // it durable before the log that also holds it is emptied.
+        // it durable before the log that also holds it is overwritten.
         sync_sled(&db, &data_file)?;
         let acknowledged_file = acknowledged::check(&path, recovered)?;
-        let log = wal::Log::open_empty(&path)?;
+        let log = wal::Log::open(&path, config.log_capacity_bytes)?;
         let hub = Hub::new(config.subscription_capacity);
         let commit = GroupCommit::new(config.durability, recovered, hub);
         let committer = commit.start(Box::new(SledDisk {

@@ -9,9 +9,9 @@
 //! once (readers use it) and on disk when its background flusher or a
 //! checkpoint gets to it.
 //!
-//! A checkpoint (when the log has grown past [`CHECKPOINT_BYTES`], and on
-//! a clean close) flushes sled and `fdatasync`s its file; then everything
-//! in the log is in sled for good and the log is emptied. On open, the
+//! A checkpoint (when the log is three quarters full, and on a clean
+//! close) flushes sled and `fdatasync`s its file; then everything in the
+//! log is in sled for good and the log is written from its start again. On open, the
 //! entries sled does not have yet are replayed into it
 //! ([`replay`]), in position order; then a checkpoint.
 //!
@@ -22,7 +22,7 @@
 //! stops at the first entry that is short or fails its CRC.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::{Result, StoreError};
@@ -30,9 +30,6 @@ use crate::error::{Result, StoreError};
 use super::layout;
 
 pub(super) const FILE_NAME: &str = "wal";
-
-/// The log size past which the committer checkpoints and empties it.
-pub(super) const CHECKPOINT_BYTES: u64 = 16 << 20;
 
 const HEADER: usize = 8;
 
@@ -66,6 +63,10 @@ pub(crate) fn decode(mut bytes: &[u8]) -> Vec<Entry<'_>> {
     while let Some((header, rest)) = bytes.split_first_chunk::<HEADER>() {
         let body_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
+        if body_len < 12 {
+            // Zeros: the part of a preallocated log never written.
+            break;
+        }
         let Some((body, rest)) = rest.split_at_checked(body_len) else {
             break;
         };
@@ -93,15 +94,17 @@ fn parse_body(body: &[u8]) -> Option<Entry<'_>> {
 }
 
 /// Puts into sled every append of the log after `recovered`, the last
-/// position sled has, and returns the new last position. Everything
-/// replayed is flushed to disk before this returns.
-pub(super) fn replay(dir: &Path, db: &sled::Db, data_file: &File, recovered: u64) -> Result<u64> {
+/// position sled has, and returns the new last position. The caller makes
+/// sled durable before the log is written again.
+pub(super) fn replay(dir: &Path, db: &sled::Db, recovered: u64) -> Result<u64> {
     let bytes = match std::fs::read(dir.join(FILE_NAME)) {
         Ok(bytes) => bytes,
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(recovered),
         Err(error) => return Err(error.into()),
     };
     let mut last = recovered;
+    // The last position of the log's previous entry.
+    let mut logged: Option<u64> = None;
     for entry in decode(&bytes) {
         let Some(index) = layout::parse_index_value(entry.index_value) else {
             return Err(StoreError::CorruptIndex {
@@ -109,7 +112,12 @@ pub(super) fn replay(dir: &Path, db: &sled::Db, data_file: &File, recovered: u64
                 detail: "a write-ahead log entry with a malformed index value".into(),
             });
         };
+        if logged.is_some_and(|logged| entry.first_position != logged + 1) {
+            // An entry from before the last checkpoint: the log ends here.
+            break;
+        }
         let entry_last = entry.first_position + u64::from(index.count) - 1;
+        logged = Some(entry_last);
         if entry_last <= last {
             continue;
         }
@@ -131,35 +139,68 @@ pub(super) fn replay(dir: &Path, db: &sled::Db, data_file: &File, recovered: u64
         )?;
         last = entry_last;
     }
-    if last > recovered {
-        db.flush()?;
-        data_file.sync_data()?;
-    }
     Ok(last)
 }
 
-/// The log file, opened for appending.
+/// The log file: preallocated and written in place, from its start again
+/// after each checkpoint.
+///
+/// Appending to a file makes every `fdatasync` commit the file system's
+/// journal too (the file's size and blocks change), and on ext4 that
+/// commit also writes out every other dirty block the journal orders,
+/// sled's among them: a lone sync measured three times slower than the raw
+/// baseline. Overwriting blocks that are already allocated and written
+/// changes no metadata, so the sync is the data and one cache flush.
+///
+/// After a checkpoint the old entries stay behind the new ones. Reading
+/// tells them apart: an old entry is either cut by a new one (its CRC
+/// fails) or does not continue the positions of the entry before it.
 pub(super) struct Log {
     file: File,
-    len: u64,
+    offset: u64,
+    capacity: u64,
 }
 
 impl Log {
-    /// Opens the log, emptied: call after [`replay`].
-    pub(super) fn open_empty(dir: &Path) -> std::io::Result<Log> {
+    /// Opens the log for writing from its start, creating and zero-filling
+    /// it up to `capacity` bytes if it is shorter. Call after [`replay`].
+    pub(super) fn open(dir: &Path, capacity: u64) -> std::io::Result<Log> {
         let file = OpenOptions::new()
+            .read(true)
+            .write(true)
             .create(true)
-            .append(true)
+            .truncate(false)
             .open(dir.join(FILE_NAME))?;
-        let mut log = Log { file, len: 0 };
-        log.truncate()?;
-        Ok(log)
+        let len = file.metadata()?.len();
+        if len < capacity {
+            static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
+            let mut at = len;
+            while at < capacity {
+                let chunk = (capacity - at).min(ZEROS.len() as u64) as usize;
+                file.write_all_at(&ZEROS[..chunk], at)?;
+                at += chunk as u64;
+            }
+            file.sync_all()?;
+            if let Ok(dir) = File::open(dir) {
+                dir.sync_all()?;
+            }
+        }
+        Ok(Log {
+            file,
+            offset: 0,
+            capacity,
+        })
     }
 
     pub(super) fn append(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        self.file.write_all(bytes)?;
-        self.len += bytes.len() as u64;
+        self.file.write_all_at(bytes, self.offset)?;
+        self.offset += bytes.len() as u64;
         Ok(())
+    }
+
+    /// Whether `bytes` more fit without growing the file.
+    pub(super) fn fits(&self, bytes: usize) -> bool {
+        self.offset + bytes as u64 <= self.capacity
     }
 
     pub(super) fn sync(&self) -> std::io::Result<()> {
@@ -167,14 +208,16 @@ impl Log {
     }
 
     pub(super) fn len(&self) -> u64 {
-        self.len
+        self.offset
     }
 
-    /// Empties the log, durably: everything in it must be in sled on disk.
-    pub(super) fn truncate(&mut self) -> std::io::Result<()> {
-        self.file.set_len(0)?;
-        self.file.sync_all()?;
-        self.len = 0;
-        Ok(())
+    pub(super) fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// Starts writing from the start again: everything in the log must be
+    /// in sled on disk.
+    pub(super) fn restart(&mut self) {
+        self.offset = 0;
     }
 }
