@@ -69,7 +69,7 @@
 //!   `fdatasync`ed ([`Durability::Flush`], the default), and concurrent
 //!   appends share one sync (group commit, `sled_store/commit.rs`). sled is
 //!   made durable behind it at checkpoints (its flush plus `fdatasync`,
-//!   then the log is emptied) and opening replays what sled lacks from the
+//!   then the log is written from its start again) and opening replays what sled lacks from the
 //!   log. Readers and subscribers never see what is not durable yet, so
 //!   nothing they saw can vanish in a crash. [`Durability::Written`] skips
 //!   the sync, for storage whose cache survives a power loss. Pages larger

@@ -46,8 +46,8 @@ pub(crate) trait Disk: Send + 'static {
     fn note_acknowledged(&mut self, position: u64) -> std::io::Result<()>;
     /// Whether the log has grown enough for a checkpoint.
     fn wants_checkpoint(&self) -> bool;
-    /// Makes everything written to sled so far durable in sled, empties
-    /// the log and notes `position` as acknowledged.
+    /// Makes everything written to sled so far durable in sled, lets
+    /// the log be written from its start again and notes `position` as acknowledged.
     fn checkpoint(&mut self, position: u64) -> std::io::Result<()>;
 }
 
@@ -171,8 +171,8 @@ impl GroupCommit {
         }
     }
 
-    /// Makes everything written so far durable in sled itself and empties
-    /// the log; returns once done.
+    /// Makes everything written so far durable in sled itself and lets
+    /// the log start again; returns once done.
     pub(crate) fn checkpoint(&self) -> Result<()> {
         let mut state = self.lock();
         state.checkpoints_requested += 1;

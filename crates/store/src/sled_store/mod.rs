@@ -164,7 +164,7 @@ impl SledStore {
     }
 
     /// Makes everything appended so far durable in sled itself, whatever
-    /// the durability policy, and empties the write-ahead log.
+    /// the durability policy, so that the write-ahead log can start again.
     pub fn flush(&self) -> Result<()> {
         self.commit.checkpoint()
     }
