@@ -42,6 +42,12 @@ enum Command {
     Replay(viewer::ReplayArgs),
 }
 
+// mimalloc: the server allocates many small, short-lived buffers per call
+// (requests, views, events); measured 1.x faster than glibc's malloc
+// under the load benchmark.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let args = Args::parse();
     let result = match args.command {

@@ -63,3 +63,8 @@ pub async fn connect(addr: SocketAddr, connections: usize) -> Vec<Channel> {
     }
     channels
 }
+
+// The allocator the `carcassonne` binary ships with, so that the in-process
+// server is measured as it runs.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

@@ -62,8 +62,9 @@ pub struct Acted {
 
 /// An action decided and written, not yet durable (see [`Games::act`]).
 pub enum Acting {
-    /// A retried request, answered with the first answer.
-    Answered(Acted),
+    /// A retried request: answer it with [`Games::answer`] for the first
+    /// append once that is durable.
+    Retried(Written),
     /// A new action: answer it with [`Games::acknowledge`].
     Written(Box<WrittenAct>),
 }
@@ -78,12 +79,6 @@ pub struct WrittenAct {
     outcomes: Vec<Outcome>,
     /// The game after the action, at a version not known yet.
     next: Loaded,
-}
-
-impl WrittenAct {
-    pub fn game_id(&self) -> &GameId {
-        &self.id
-    }
 }
 
 /// What [`Games::acknowledge`] found.
@@ -227,8 +222,9 @@ impl Games {
     }
 
     /// One action of the seat holding `token`: decided on the cached game
-    /// and written to the store. A retried request is answered at once;
-    /// a new action is answered by [`Games::acknowledge`] once durable.
+    /// and written to the store. A new action is answered by
+    /// [`Games::acknowledge`] once durable, a retried request by
+    /// [`Games::answer`] once the first one is.
     pub fn act(
         &self,
         id: &GameId,
@@ -238,9 +234,28 @@ impl Games {
         command: &Command,
     ) -> Result<Acting, ApiError> {
         let loaded = self.load(id)?;
+        self.act_on(loaded, id, token, expected_version, request_id, command)
+    }
+
+    /// The game if it is in the cache: acting on it reads nothing from the
+    /// disk.
+    pub fn cached(&self, id: &GameId) -> Option<Arc<Loaded>> {
+        self.cache.get(id)
+    }
+
+    /// [`Games::act`] on the game as loaded.
+    pub fn act_on(
+        &self,
+        loaded: Arc<Loaded>,
+        id: &GameId,
+        token: &str,
+        expected_version: u64,
+        request_id: &RequestId,
+        command: &Command,
+    ) -> Result<Acting, ApiError> {
         let seat = auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?;
-        if let Some(answer) = self.retried(id, request_id)? {
-            return Ok(Acting::Answered(answer));
+        if let Some(first) = self.store.find_request(id, request_id).map_err(store_error)? {
+            return Ok(Acting::Retried(first));
         }
         if expected_version != loaded.version {
             return Err(ApiError::StaleVersion {
@@ -332,17 +347,6 @@ impl Games {
             outcomes,
             loaded: next,
         }))
-    }
-
-    /// The first answer to a request id this game has already seen.
-    fn retried(&self, id: &GameId, request_id: &RequestId) -> Result<Option<Acted>, ApiError> {
-        match self.store.find_request(id, request_id).map_err(store_error)? {
-            Some(written) => {
-                let appended = written.wait().map_err(store_error)?;
-                self.answer(id, appended.first_seq, appended.last_seq).map(Some)
-            }
-            None => Ok(None),
-        }
     }
 
     /// Rebuilds the answer of an earlier action from the store.

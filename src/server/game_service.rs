@@ -10,7 +10,7 @@ use std::sync::Arc;
 use carcassonne_engine::{Command, Setup};
 use carcassonne_store::{GameId, RequestId};
 
-use tokio::sync::Semaphore;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
@@ -18,7 +18,7 @@ use super::viewer::{self, Viewer, game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, view};
 use crate::games::stored::Loaded;
-use crate::games::{Acknowledged, Acted, Acting, Games, NewGame, Outcome};
+use crate::games::{Acknowledged, Acted, Acting, Games, NewGame, Outcome, store_error};
 use crate::proto;
 
 pub struct GameService {
@@ -36,16 +36,20 @@ impl GameService {
         }
     }
 
+    /// A place within the bound of calls that touch the store at once.
+    fn permit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.in_flight
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Exhausted("too many calls in flight; retry shortly".to_owned()))
+    }
+
     /// Runs blocking store work off the async threads, within the bound.
     async fn blocking<T: Send + 'static>(
         &self,
         work: impl FnOnce(&Games) -> Result<T, ApiError> + Send + 'static,
     ) -> Result<T, ApiError> {
-        let permit = self
-            .in_flight
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| ApiError::Exhausted("too many calls in flight; retry shortly".to_owned()))?;
+        let permit = self.permit()?;
         let games = self.games.clone();
         let span = tracing::Span::current();
         tokio::task::spawn_blocking(move || {
@@ -58,8 +62,8 @@ impl GameService {
 }
 
 impl GameService {
-    /// Decides and writes the action on a blocking thread, then waits for
-    /// the disk without one.
+    /// Decides and writes the action, then waits for the disk without
+    /// holding a thread.
     async fn act_durably(
         &self,
         id: GameId,
@@ -68,20 +72,33 @@ impl GameService {
         request_id: RequestId,
         command: Command,
     ) -> Result<Acted, ApiError> {
-        let written = match self
-            .blocking(move |games| games.act(&id, &token, expected, &request_id, &command))
-            .await?
-        {
-            Acting::Answered(acted) => return Ok(acted),
-            Acting::Written(written) => written,
-        };
-        let id = written.game_id().clone();
-        match self.games.acknowledge(written).await? {
-            Acknowledged::Acted(acted) => Ok(acted),
-            Acknowledged::Retried { first, last } => {
-                self.blocking(move |games| games.answer(&id, first, last)).await
+        let acting = match self.games.cached(&id) {
+            // A cached game reads nothing from the disk: deciding and
+            // writing the action (into sled's memory and the log's queue)
+            // takes microseconds, less than a handoff to a blocking thread.
+            Some(loaded) => {
+                let _permit = self.permit()?;
+                self.games
+                    .act_on(loaded, &id, &token, expected, &request_id, &command)?
             }
-        }
+            None => {
+                let id = id.clone();
+                self.blocking(move |games| games.act(&id, &token, expected, &request_id, &command))
+                    .await?
+            }
+        };
+        let (first, last) = match acting {
+            Acting::Written(written) => match self.games.acknowledge(written).await? {
+                Acknowledged::Acted(acted) => return Ok(acted),
+                Acknowledged::Retried { first, last } => (first, last),
+            },
+            Acting::Retried(original) => {
+                let appended = original.acknowledged().await.map_err(store_error)?;
+                (appended.first_seq, appended.last_seq)
+            }
+        };
+        // A retried request: the first answer, rebuilt from the store.
+        self.blocking(move |games| games.answer(&id, first, last)).await
     }
 }
 
