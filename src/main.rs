@@ -43,8 +43,9 @@ enum Command {
 }
 
 // mimalloc: the server allocates many small, short-lived buffers per call
-// (requests, views, events); measured 1.x faster than glibc's malloc
-// under the load benchmark.
+// (requests, views, events). In the load benchmark (`benches/load.rs`), in
+// one run against the other, it took Act from 3.1k to 5.1k calls/s while
+// the health-check baseline stayed at 19.6k.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
