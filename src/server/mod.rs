@@ -5,7 +5,9 @@
 //! they answer), close the store.
 
 mod audit;
+mod feed;
 mod game_service;
+mod game_watch;
 mod viewer;
 mod watch_service;
 
@@ -179,8 +181,11 @@ pub async fn serve_with_ready(
         shutdown.await;
         let _ = stop.send(true);
     };
+    // A watcher may fall as far behind its game's feed as a subscriber of
+    // the store behind the store.
+    let feed_capacity = config.store.subscription_capacity;
     // Records to verify may be larger than other requests.
-    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping))
+    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping, feed_capacity))
         .max_decoding_message_size(MAX_RESPONSE_BYTES)
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 
