@@ -577,7 +577,7 @@ struct Memory {
 /// waits for every snapshot, and returns the readers, which keep the
 /// streams open.
 async fn open_watchers(channels: &[Channel], names: &[String]) -> Vec<tokio::task::JoinHandle<Received>> {
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(names.len());
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(names.len().max(1));
     let handles: Vec<_> = names
         .iter()
         .enumerate()
