@@ -36,7 +36,9 @@
 //! [the number of cores], `WATCH_DURABILITY` [flush] (the in-process
 //! server's store: `flush`, `written` or `none`, as in `load.rs`; `none` is
 //! for finding out what the disk costs, not a figure to quote). The stores live in temporary directories under
-//! `TMPDIR`.
+//! `TMPDIR`. `WATCH_REPLAY_RUNS=0` skips the replay, `WATCH_MEM_WATCHERS=0`
+//! and `WATCH_MEM_GAMES=0` their part of the memory (both: the child
+//! server), to measure the fan-out alone on a busy machine.
 
 // A bench: a failure should stop it loudly, and clippy's
 // `allow-unwrap-in-tests` does not cover benches.
@@ -98,7 +100,7 @@ impl Settings {
             },
         };
         assert!(settings.watchers > 0 && settings.channels > 0 && settings.threads > 0);
-        assert!(settings.replay_runs > 0 && settings.mem_watchers > 0 && settings.mem_games > 0);
+
         settings
     }
 }
@@ -434,7 +436,10 @@ struct Replay {
     baseline_per_second: f64,
 }
 
-async fn replay(settings: &Settings, addr: SocketAddr, name: &str) -> Replay {
+async fn replay(settings: &Settings, addr: SocketAddr, name: &str) -> Option<Replay> {
+    if settings.replay_runs == 0 {
+        return None;
+    }
     let channel = connect(addr, 1).await.remove(0);
     // Warm up, and keep the messages of a real replay for the baseline.
     let (steps, _) = replay_once(channel.clone(), name).await;
@@ -478,11 +483,11 @@ async fn replay(settings: &Settings, addr: SocketAddr, name: &str) -> Replay {
     drop(baseline_channel);
     let _ = stop.send(());
     server.await.unwrap().unwrap();
-    Replay {
+    Some(Replay {
         events,
         replay_per_second,
         baseline_per_second,
-    }
+    })
 }
 
 /// The server binary as a child process, killed when dropped.
@@ -572,7 +577,7 @@ struct Memory {
 /// waits for every snapshot, and returns the readers, which keep the
 /// streams open.
 async fn open_watchers(channels: &[Channel], names: &[String]) -> Vec<tokio::task::JoinHandle<Received>> {
-    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(names.len());
+    let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(names.len().max(1));
     let handles: Vec<_> = names
         .iter()
         .enumerate()
@@ -592,7 +597,10 @@ async fn open_watchers(channels: &[Channel], names: &[String]) -> Vec<tokio::tas
     handles
 }
 
-async fn memory(settings: &Settings) -> Memory {
+async fn memory(settings: &Settings) -> Option<Memory> {
+    if settings.mem_watchers == 0 && settings.mem_games == 0 {
+        return None;
+    }
     let server = ChildServer::start();
     let channels = connect(server.addr, settings.channels).await;
     // One game, played to about its middle (a watcher holds the folded
@@ -605,7 +613,7 @@ async fn memory(settings: &Settings) -> Memory {
     let names = vec![game.name.clone(); settings.mem_watchers];
     let one_game = open_watchers(&channels, &names).await;
     let after_watchers = server.settled_rss().await;
-    let per_watcher = (after_watchers as f64 - rss_start as f64) / settings.mem_watchers as f64;
+    let per_watcher = (after_watchers as f64 - rss_start as f64) / settings.mem_watchers.max(1) as f64;
 
     // Many games: created (64 at a time), then one watcher each.
     let mut names = Vec::with_capacity(settings.mem_games);
@@ -627,14 +635,14 @@ async fn memory(settings: &Settings) -> Memory {
     let after_create = server.settled_rss().await;
     let many = open_watchers(&channels, &names).await;
     let rss_end = server.settled_rss().await;
-    let per_created_game = (after_create as f64 - after_watchers as f64) / settings.mem_games as f64;
-    let per_watched_game = (rss_end as f64 - after_create as f64) / settings.mem_games as f64;
+    let per_created_game = (after_create as f64 - after_watchers as f64) / settings.mem_games.max(1) as f64;
+    let per_watched_game = (rss_end as f64 - after_create as f64) / settings.mem_games.max(1) as f64;
     for handle in warm.into_iter().chain(one_game).chain(many) {
         handle.abort();
     }
     drop(channels);
     drop(server);
-    Memory {
+    Some(Memory {
         watchers: settings.mem_watchers,
         game_version,
         per_watcher,
@@ -643,7 +651,7 @@ async fn memory(settings: &Settings) -> Memory {
         per_watched_game,
         rss_start,
         rss_end,
-    }
+    })
 }
 
 fn main() {
@@ -705,19 +713,23 @@ async fn run(settings: Settings) {
         "fan-out: {} watchers, {} events in {:.2} s of play, {} deliveries, {} watchers wrong",
         fan.watchers, fan.events, fan.play_seconds, fan.pairs, fan.bad_watchers
     );
-    println!(
-        "replay: {} events per replay, median of {} runs",
-        replayed.events, settings.replay_runs
-    );
-    println!(
-        "memory: child server RSS {:.1} MiB -> {:.1} MiB; {} watchers on one game at version {}, \
-         {} games at creation",
-        mem.rss_start as f64 / 1048576.0,
-        mem.rss_end as f64 / 1048576.0,
-        mem.watchers,
-        mem.game_version,
-        mem.games
-    );
+    if let Some(replayed) = &replayed {
+        println!(
+            "replay: {} events per replay, median of {} runs",
+            replayed.events, settings.replay_runs
+        );
+    }
+    if let Some(mem) = &mem {
+        println!(
+            "memory: child server RSS {:.1} MiB -> {:.1} MiB; {} watchers on one game at version {}, \
+             {} games at creation",
+            mem.rss_start as f64 / 1048576.0,
+            mem.rss_end as f64 / 1048576.0,
+            mem.watchers,
+            mem.game_version,
+            mem.games
+        );
+    }
     println!();
     println!("{:<44} {:>14} {:>12} {:>8}", "figure", "value", "target", "");
     let line = |label: &str, value: String, target: &str, status: &str| {
@@ -752,40 +764,50 @@ async fn run(settings: Settings) {
         "all",
         verdict(fan.bad_watchers == 0),
     );
-    let ratio = replayed.replay_per_second / replayed.baseline_per_second;
-    line(
-        "ReplayGame events/s",
-        format!("{:.0}", replayed.replay_per_second),
-        "",
-        "",
-    );
-    line(
-        "baseline messages/s",
-        format!("{:.0}", replayed.baseline_per_second),
-        "",
-        "",
-    );
-    line(
-        "replay / baseline",
-        format!("{ratio:.3}"),
-        ">= 0.25",
-        verdict(ratio >= REPLAY_RATIO_TARGET),
-    );
+    if let Some(replayed) = &replayed {
+        let ratio = replayed.replay_per_second / replayed.baseline_per_second;
+        line(
+            "ReplayGame events/s",
+            format!("{:.0}", replayed.replay_per_second),
+            "",
+            "",
+        );
+        line(
+            "baseline messages/s",
+            format!("{:.0}", replayed.baseline_per_second),
+            "",
+            "",
+        );
+        line(
+            "replay / baseline",
+            format!("{ratio:.3}"),
+            ">= 0.25",
+            verdict(ratio >= REPLAY_RATIO_TARGET),
+        );
+    }
+    let Some(mem) = &mem else { return };
+    let bytes = |measured: bool, value: f64| {
+        if measured {
+            format!("{value:.0}")
+        } else {
+            "skipped".to_owned()
+        }
+    };
     line(
         "server bytes per watcher",
-        format!("{:.0}", mem.per_watcher),
+        bytes(mem.watchers > 0, mem.per_watcher),
         "",
         "",
     );
     line(
         "server bytes per created game (cached)",
-        format!("{:.0}", mem.per_created_game),
+        bytes(mem.games > 0, mem.per_created_game),
         "",
         "",
     );
     line(
         "server bytes per watched game (1 watcher)",
-        format!("{:.0}", mem.per_watched_game),
+        bytes(mem.games > 0, mem.per_watched_game),
         "",
         "",
     );

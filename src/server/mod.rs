@@ -5,7 +5,9 @@
 //! they answer), close the store.
 
 mod audit;
+mod feed;
 mod game_service;
+mod game_watch;
 mod viewer;
 mod watch_service;
 
@@ -29,6 +31,9 @@ use crate::proto::watch_service_server::WatchServiceServer;
 pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 /// Largest response; a full game's state is far below it.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
+/// The most events a watcher may fall behind its game's live feed before
+/// it is told so: more than a base game has (about 215).
+const MAX_FEED_CAPACITY: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -179,8 +184,12 @@ pub async fn serve_with_ready(
         shutdown.await;
         let _ = stop.send(true);
     };
+    // A watcher may fall as far behind its game's feed as a subscriber of
+    // the store behind the store, up to a game's length: a feed's ring is
+    // allocated whole, for every watched game.
+    let feed_capacity = config.store.subscription_capacity.min(MAX_FEED_CAPACITY);
     // Records to verify may be larger than other requests.
-    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping))
+    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping, feed_capacity))
         .max_decoding_message_size(MAX_RESPONSE_BYTES)
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 

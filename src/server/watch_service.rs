@@ -2,12 +2,12 @@
 //! resumable), the server's game changes, step-by-step replay, the state at
 //! any version, and records for audits.
 //!
-//! Every stream runs in its own task and writes into a bounded channel to
-//! its client. It reads the store's broadcast, which never waits for it:
-//! a watcher that does not keep up lags there, is told it fell behind, and
-//! ends; neither the game nor other watchers ever wait for it.
+//! A game's watchers share its live feed (`feed.rs`), each with a stream
+//! of its own (`game_watch.rs`). The server stream and replays run in a
+//! task each and write into a bounded channel to their client. Nothing
+//! waits for a slow reader: it lags in a broadcast, is told it fell behind,
+//! and ends; neither the game nor other watchers ever wait for it.
 
-use std::collections::VecDeque;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,12 +18,14 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::feed::Feeds;
+use super::game_watch;
 use super::viewer::{self, Viewer};
 use crate::api::status::ApiError;
 use crate::api::view;
 use crate::games::stored::Loaded;
 use crate::games::{Games, store_error};
-use crate::proto::{self, watch_game_response as wg, watch_server_response as ws};
+use crate::proto::{self, watch_server_response as ws};
 
 type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 
@@ -32,14 +34,26 @@ const CLIENT_BUFFER: usize = 64;
 
 pub struct WatchService {
     games: Arc<Games>,
+    feeds: Arc<Feeds>,
     /// Turns true when the server shuts down: every stream then ends, so
     /// that the graceful shutdown does not wait for watchers forever.
     stopping: tokio::sync::watch::Receiver<bool>,
 }
 
 impl WatchService {
-    pub fn new(games: Arc<Games>, stopping: tokio::sync::watch::Receiver<bool>) -> WatchService {
-        WatchService { games, stopping }
+    /// `feed_capacity`: how many events a game's watcher may fall behind
+    /// before it is told so.
+    pub fn new(
+        games: Arc<Games>,
+        stopping: tokio::sync::watch::Receiver<bool>,
+        feed_capacity: usize,
+    ) -> WatchService {
+        let feeds = Feeds::new(games.store().clone(), feed_capacity, stopping.clone());
+        WatchService {
+            games,
+            feeds,
+            stopping,
+        }
     }
 
     fn store(&self) -> Arc<dyn EventStore> {
@@ -65,45 +79,6 @@ fn version_arg(field: &str, value: i64) -> Result<u64, ApiError> {
     })
 }
 
-/// An event folded in, with what a watcher is shown about it.
-struct Folded {
-    stored: StoredEvent,
-    message: proto::WatchedEvent,
-    finished: bool,
-}
-
-/// A game folded as its events arrive.
-struct Follower {
-    loaded: Loaded,
-    finished: bool,
-}
-
-impl Follower {
-    fn advance(&mut self, stored: StoredEvent) -> Result<Folded, ApiError> {
-        let (event, effects) = self.loaded.advance(&stored).map_err(ApiError::Corrupt)?;
-        let game = &self.loaded.game;
-        self.finished = game.is_finished();
-        let seat = view::event_seat(&event, viewer::seat_of(&stored), game);
-        let message = proto::WatchedEvent {
-            event: Some(view::event(
-                stored.seq as i64,
-                stored.time_millis as i64,
-                seat,
-                &event,
-                &effects,
-                &self.loaded.info.seed_sha256,
-            )),
-            pending: Some(view::pending(game.pending())),
-            scores: game.scores().to_vec(),
-        };
-        Ok(Folded {
-            stored,
-            message,
-            finished: self.finished,
-        })
-    }
-}
-
 #[tonic::async_trait]
 impl proto::watch_service_server::WatchService for WatchService {
     type WatchGameStream = Responses<proto::WatchGameResponse>;
@@ -119,74 +94,20 @@ impl proto::watch_service_server::WatchService for WatchService {
         let id = viewer::game_id(&r.name)?;
         let from = version_arg("from_version", r.from_version)?;
         let every = keep_alive(r.keep_alive_seconds)?;
-        let store = self.store();
-        // Subscribe before reading, so that nothing falls between the two.
-        let live = store.subscribe_game(&id);
-        let (stored, viewer) = {
-            let (id, games) = (id.clone(), self.games.clone());
-            tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-                let loaded = games.load(&id)?;
-                let viewer = Viewer::of(token.as_deref(), &loaded)?;
-                Ok((games.store().read_game(&id, 1).map_err(store_error)?, viewer))
-            })
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??
-        };
-        let [first, second, rest @ ..] = &stored[..] else {
-            return Err(ApiError::Corrupt(format!("games/{id} has fewer than two events")).into());
-        };
-        let mut follower = Follower {
-            loaded: Loaded::start(first, second).map_err(ApiError::Corrupt)?,
-            finished: false,
-        };
-        let mut queue: VecDeque<Folded> = VecDeque::new();
-        for event in rest {
-            queue.push_back(follower.advance(event.clone())?);
-        }
-        let head = follower.loaded.version;
-        let visible = viewer.visible(head, follower.finished, follower.loaded.info.spectator_delay);
-        let start = if from == 0 { visible } else { from };
-        if start < 2 || start > visible {
-            return Err(ApiError::InvalidArgument {
-                field: "from_version".to_owned(),
-                message: format!("between 2 and {visible}, the version you may see, not {start}"),
-            }
-            .into());
-        }
-        let snapshot = {
-            let (loaded, _) = self.games.history(&id, Some(start))?;
-            view::game(&loaded.info, loaded.version as i64, &loaded.game)
-        };
-        while queue.front().is_some_and(|f| f.stored.seq <= start) {
-            queue.pop_front();
-        }
-        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
-        let stopping = self.stopping.clone();
-        let span = tracing::info_span!("watch_game", game = %id);
-        tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                if tx
-                    .send(Ok(wg_message(wg::Message::Snapshot(snapshot))))
-                    .await
-                    .is_err()
-                {
-                    return;
-                }
-                pump_game(GameStream {
-                    tx,
-                    live,
-                    follower,
-                    queue,
-                    viewer,
-                    sent: start,
-                    every,
-                    stopping,
-                })
-                .await;
-            },
-            span,
-        ));
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let (games, feeds) = (self.games.clone(), self.feeds.clone());
+        let (live, catch_up, viewer) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+            let loaded = games.load(&id)?;
+            let viewer = Viewer::of(token.as_deref(), &loaded)?;
+            // Join the feed before reading, so that nothing falls between
+            // the two.
+            let live = feeds.join(&id, &loaded);
+            let stored = games.store().read_game(&id, 1).map_err(store_error)?;
+            Ok((live, game_watch::catch_up(&stored, from, viewer)?, viewer))
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))??;
+        let stream = game_watch::stream(catch_up, viewer, live, every, self.stopping.clone());
+        Ok(Response::new(stream))
     }
 
     async fn watch_server(
@@ -339,91 +260,6 @@ impl proto::watch_service_server::WatchService for WatchService {
             .await
             .map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(Response::new(answer))
-    }
-}
-
-fn wg_message(message: wg::Message) -> proto::WatchGameResponse {
-    proto::WatchGameResponse {
-        message: Some(message),
-    }
-}
-
-/// One watcher's stream of a game.
-struct GameStream {
-    tx: mpsc::Sender<Result<proto::WatchGameResponse, Status>>,
-    live: broadcast::Receiver<Arc<StoredEvent>>,
-    follower: Follower,
-    /// Events folded but not yet sent.
-    queue: VecDeque<Folded>,
-    viewer: Viewer,
-    /// The last version sent.
-    sent: u64,
-    every: Duration,
-    stopping: tokio::sync::watch::Receiver<bool>,
-}
-
-/// Sends a game's events to one watcher: those already read, then live
-/// ones, each once, never past what the viewer may see.
-async fn pump_game(stream: GameStream) {
-    let GameStream {
-        tx,
-        mut live,
-        mut follower,
-        mut queue,
-        viewer,
-        mut sent,
-        every,
-        mut stopping,
-    } = stream;
-    let sent = &mut sent;
-    let delay = follower.loaded.info.spectator_delay;
-    loop {
-        // Everything the viewer may see now, in order.
-        let visible = viewer.visible(follower.loaded.version, follower.finished, delay);
-        while queue.front().is_some_and(|f| f.stored.seq <= visible) {
-            let Some(folded) = queue.pop_front() else { break };
-            *sent = folded.stored.seq;
-            let last = folded.finished && queue.is_empty();
-            if tx
-                .send(Ok(wg_message(wg::Message::Event(folded.message))))
-                .await
-                .is_err()
-            {
-                return;
-            }
-            if last {
-                return;
-            }
-        }
-        let next = tokio::select! {
-            next = live.recv() => next,
-            _ = stopping.changed() => return,
-            () = tokio::time::sleep(every) => {
-                let beat = wg_message(wg::Message::KeepAlive(*sent as i64));
-                if tx.send(Ok(beat)).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-        };
-        match next {
-            // Already read before subscribing, or already folded.
-            Ok(event) if event.seq <= follower.loaded.version => {}
-            Ok(event) => match follower.advance((*event).clone()) {
-                Ok(folded) => queue.push_back(folded),
-                Err(error) => {
-                    let _ = tx.send(Err(error.into())).await;
-                    return;
-                }
-            },
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                let _ = tx
-                    .send(Ok(wg_message(wg::Message::FellBehind(*sent as i64))))
-                    .await;
-                return;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
     }
 }
 

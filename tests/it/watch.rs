@@ -526,3 +526,128 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
     );
     server.stop().await;
 }
+
+/// Takes up to `actions` actions (a varied legal one each time); returns
+/// the version after them.
+async fn play_some(
+    client: &mut carcassonne::proto::game_service_client::GameServiceClient<Channel>,
+    name: &str,
+    tokens: &[String],
+    actions: usize,
+) -> i64 {
+    let mut version = 0;
+    for _ in 0..=actions {
+        let legal = client
+            .get_legal_actions(with_token(
+                proto::GetLegalActionsRequest {
+                    name: name.to_owned(),
+                },
+                &tokens[0],
+            ))
+            .await
+            .unwrap()
+            .into_inner();
+        version = legal.version;
+        let pending = legal.pending.unwrap();
+        if version >= 0 && pending.kind == proto::DecisionKind::Unspecified as i32 {
+            break;
+        }
+        if actions == 0 {
+            break;
+        }
+        let action = legal.actions[version as usize % legal.actions.len()]
+            .action
+            .unwrap();
+        client
+            .act(with_token(
+                crate::server::act(name, version, &format!("v{version}"), action),
+                &tokens[pending.seat as usize],
+            ))
+            .await
+            .unwrap();
+    }
+    version
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let delay = 3;
+    let (name, tokens) = create(&server, "joined", delay, &[]).await;
+    let mut client = server.client().await;
+    let w = watcher(&server).await;
+    let join = |from: i64, token: Option<&String>| {
+        let mut w = w.clone();
+        let mut request = tonic::Request::new(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: from,
+            keep_alive_seconds: 0,
+        });
+        if let Some(token) = token {
+            request = with_token(request.into_inner(), token);
+        }
+        async move { w.watch_game(request).await.unwrap().into_inner() }
+    };
+    // Between actions, and while one runs, watchers join: players and
+    // spectators, from now (0) and from earlier versions.
+    let mut readers = Vec::new();
+    let mut version = play_some(&mut client, &name, &tokens, 0).await;
+    for round in 0.. {
+        let spectator_sees = (version - i64::from(delay)).max(2);
+        let token = &tokens[round % 2];
+        let streams = [
+            join(0, Some(token)).await,
+            join(0, None).await,
+            join((version - 5).max(2), Some(token)).await,
+            join((spectator_sees - 4).max(2), None).await,
+        ];
+        for stream in streams {
+            readers.push(tokio::spawn(read_all(stream)));
+        }
+        // One more that joins while an action is being taken.
+        let (racing, after) = tokio::join!(
+            join(0, None),
+            play_some(&mut client, &name, &tokens, 1 + round % 3)
+        );
+        readers.push(tokio::spawn(read_all(racing)));
+        if after == version {
+            break;
+        }
+        version = after;
+    }
+    assert!(readers.len() > 100, "{} watchers", readers.len());
+    for reader in readers {
+        let (snapshot, events) = reader.await.unwrap();
+        assert!(snapshot >= 2);
+        assert_eq!(
+            versions(&events),
+            (snapshot + 1..=version).collect::<Vec<_>>(),
+            "from {snapshot}: every event once, in order, to the end"
+        );
+        // Ends with the last event, or joined after it (the snapshot says so).
+        assert!(events.last().is_none_or(|e| e.event.as_ref().unwrap().finished));
+    }
+    // A game that is over: from its last version, the snapshot says so and
+    // the stream ends; from an earlier one, the rest follows.
+    let (snapshot, events) = read_all(join(0, None).await).await;
+    assert_eq!((snapshot, events.len()), (version, 0));
+    let (_, events) = read_all(join(version - 4, None).await).await;
+    assert_eq!(versions(&events), (version - 3..=version).collect::<Vec<_>>());
+    // The stream of a game still running ends when the server stops.
+    let (running, _) = create(&server, "left-running", 0, &[]).await;
+    let open = w
+        .clone()
+        .watch_game(proto::WatchGameRequest {
+            name: running,
+            from_version: 0,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let open = tokio::spawn(read_all(open));
+    server.stop().await;
+    let (snapshot, events) = open.await.unwrap();
+    assert_eq!((snapshot, events.len()), (3, 0));
+}
