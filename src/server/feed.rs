@@ -313,7 +313,7 @@ mod tests {
     impl Table {
         /// Takes `actions` actions (the first legal one each time) or
         /// fewer if the game ends; returns the version after them.
-        fn play(&self, actions: usize) -> u64 {
+        async fn play(&self, actions: usize) -> u64 {
             for _ in 0..actions {
                 let loaded = self.games.load(&self.id).unwrap();
                 let Some(seat) = loaded.game.pending().player() else {
@@ -322,9 +322,14 @@ mod tests {
                 let command = loaded.game.legal_commands()[0];
                 let request = RequestId::new(format!("r{}", loaded.version)).unwrap();
                 let token = &self.tokens[usize::from(seat.0)];
-                self.games
+                let acting = self
+                    .games
                     .act(&self.id, token, loaded.version, &request, &command)
                     .unwrap();
+                let crate::games::Acting::Written(written) = acting else {
+                    panic!("a new request id is not a retry");
+                };
+                self.games.acknowledge(written).await.unwrap();
             }
             self.games.load(&self.id).unwrap().version
         }
@@ -349,16 +354,16 @@ mod tests {
     #[tokio::test]
     async fn every_watcher_gets_each_event_once_and_the_feed_ends_when_the_last_leaves() {
         let table = table(Arc::new(MemoryStore::default()));
-        let start = table.play(0);
+        let start = table.play(0).await;
         let (mut a, mut b) = (table.join(), table.join());
         assert_eq!(table.feeds.watched(), 1, "one feed for the game");
-        let head = table.play(5);
+        let head = table.play(5).await;
         let expected: Vec<u64> = (start + 1..=head).collect();
         assert_eq!(receive(&mut a, head).await, expected);
         assert_eq!(receive(&mut b, head).await, expected);
         drop(a);
         assert_eq!(table.feeds.watched(), 1, "b still watches");
-        let later = table.play(3);
+        let later = table.play(3).await;
         assert_eq!(
             receive(&mut b, later).await,
             (head + 1..=later).collect::<Vec<_>>()
@@ -370,7 +375,7 @@ mod tests {
         // The next watcher starts another feed.
         let mut c = table.join();
         assert_eq!(table.feeds.watched(), 1);
-        let last = table.play(2);
+        let last = table.play(2).await;
         assert_eq!(
             receive(&mut c, last).await,
             (later + 1..=last).collect::<Vec<_>>()
@@ -391,13 +396,13 @@ mod tests {
         let table = table(Arc::new(SledStore::open(dir.path(), config).unwrap()));
         // Started from the creation while the store is further.
         let behind = table.games.history(&table.id, Some(2)).unwrap().0;
-        let head = table.play(4);
+        let head = table.play(4).await;
         let mut live = table.feeds.join(&table.id, &behind);
-        let last = table.play(1);
+        let last = table.play(1).await;
         assert!(last > head);
         assert_eq!(receive(&mut live, last).await, (3..=last).collect::<Vec<_>>());
         // Lagging: many events before it runs again.
-        let later = table.play(8);
+        let later = table.play(8).await;
         assert!(later - last > 2);
         assert_eq!(
             receive(&mut live, later).await,
@@ -409,7 +414,7 @@ mod tests {
     async fn a_feed_ends_with_its_game_and_its_watchers_see_the_end() {
         let table = table(Arc::new(MemoryStore::default()));
         let mut live = table.join();
-        let last = table.play(usize::MAX);
+        let last = table.play(usize::MAX).await;
         let mut seen = Vec::new();
         let end = loop {
             match live.recv().await {
