@@ -25,12 +25,6 @@ use carcassonne_store::{
 use divan::Bencher;
 use divan::counter::ItemsCount;
 
-// The allocator the `carcassonne` server ships with: the store is
-// measured as it runs there (sled allocates and copies nodes on every
-// insert).
-#[global_allocator]
-static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 fn main() {
     divan::main();
 }
