@@ -88,7 +88,11 @@ struct ServeArgs {
 /// calls in flight finish, closes the store and exits 0.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     server::init_tracing();
-    let runtime = tokio::runtime::Runtime::new().context("starting the async runtime")?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(server::BLOCKING_THREADS)
+        .enable_all()
+        .build()
+        .context("starting the async runtime")?;
     runtime.block_on(async {
         let config = ServerConfig {
             data: args.data,
