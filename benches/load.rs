@@ -3,7 +3,8 @@
 //!
 //! It keeps `LOAD_GAMES` games in flight over `LOAD_CONNECTIONS` HTTP/2
 //! connections, with at most `LOAD_CALLS` calls in flight among them. Each game is created, then played to its end by a bot
-//! (Act with a random legal action as the pending seat, the legal actions
+//! (Act with a random legal action as the pending seat, in the basic view:
+//! no board, which a random bot does not need; the legal actions
 //! coming from the previous Act's answer, or from GetLegalActions at the
 //! start and after ABORTED, a stale version), and
 //! the bot starts another. It measures Act calls per second and Act's
@@ -241,6 +242,9 @@ async fn play(
                 expected_version: version,
                 request_id: format!("v{version}"),
                 action: Some(action),
+                // The bot needs the pending decision and the legal actions,
+                // not the board.
+                view: proto::GameView::Basic as i32,
             });
             request
                 .metadata_mut()

@@ -182,6 +182,7 @@ async fn play(
             expected_version: version,
             request_id: format!("v{version}"),
             action: Some(action),
+            view: proto::GameView::Basic as i32,
         });
         request
             .metadata_mut()

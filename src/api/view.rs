@@ -19,7 +19,17 @@ pub struct GameInfo {
 }
 
 /// The public view of a game at `version`.
-pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
+/// The game as `view` asks: everything, or all but the board
+/// ([`proto::GameView::Basic`]).
+pub fn game_as(info: &GameInfo, version: i64, game: &Game, view: proto::GameView) -> proto::Game {
+    match view {
+        proto::GameView::Basic => basic(info, version, game),
+        proto::GameView::Full | proto::GameView::Unspecified => self::game(info, version, game),
+    }
+}
+
+/// The game without its board: no tiles, followers, bag or city.
+fn basic(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
     let finished = game.is_finished();
     let city = game.city();
     proto::Game {
@@ -45,6 +55,31 @@ pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
                     .map_or(0, |c| u32::from(c.followers_of(engine::Seat(seat as u8)))),
             })
             .collect(),
+        tiles: Vec::new(),
+        followers: Vec::new(),
+        pending: Some(pending(game.pending())),
+        bag: Vec::new(),
+        city: None,
+        seed_sha256: info.seed_sha256.clone(),
+        // Revealed only at the end (B-3).
+        seed: match (finished, game.setup().seed) {
+            (true, Some(seed)) => seed.to_hex(),
+            _ => String::new(),
+        },
+        winners: if finished {
+            game.leaders().iter().map(|s| u32::from(s.0)).collect()
+        } else {
+            Vec::new()
+        },
+        spectator_delay: info.spectator_delay,
+        create_time_ms: info.create_time_ms,
+    }
+}
+
+/// The whole game as its viewers may see it.
+pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
+    let city = game.city();
+    proto::Game {
         tiles: game
             .tiles()
             .iter()
@@ -65,7 +100,6 @@ pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
                 feature: feature_kind(f.kind) as i32,
             })
             .collect(),
-        pending: Some(pending(game.pending())),
         bag: engine::TileKind::all()
             .filter(|&k| game.in_bag(k) > 0)
             .map(|k| proto::TileCount {
@@ -89,19 +123,7 @@ pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
                 })
                 .collect(),
         }),
-        seed_sha256: info.seed_sha256.clone(),
-        // Revealed only at the end (B-3).
-        seed: match (finished, game.setup().seed) {
-            (true, Some(seed)) => seed.to_hex(),
-            _ => String::new(),
-        },
-        winners: if finished {
-            game.leaders().iter().map(|s| u32::from(s.0)).collect()
-        } else {
-            Vec::new()
-        },
-        spectator_delay: info.spectator_delay,
-        create_time_ms: info.create_time_ms,
+        ..basic(info, version, game)
     }
 }
 

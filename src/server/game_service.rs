@@ -265,6 +265,10 @@ impl proto::game_service_server::GameService for GameService {
             field: "expected_version".to_owned(),
             message: "must not be negative".to_owned(),
         })?;
+        let view = proto::GameView::try_from(r.view).map_err(|_| ApiError::InvalidArgument {
+            field: "view".to_owned(),
+            message: format!("no game view {}", r.view),
+        })?;
         let span = tracing::info_span!("act", game = %id, request = %request_id);
         let Acted { outcomes, loaded } = self
             .act_durably(id, token, expected, request_id, command)
@@ -273,7 +277,12 @@ impl proto::game_service_server::GameService for GameService {
         Ok(Response::new(proto::ActResponse {
             version: loaded.version as i64,
             events: events_view(&loaded, &outcomes),
-            game: Some(game_view(&loaded)),
+            game: Some(view::game_as(
+                &loaded.info,
+                loaded.version as i64,
+                &loaded.game,
+                view,
+            )),
             legal_actions: view::actions(&loaded.game),
         }))
     }

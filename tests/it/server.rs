@@ -107,6 +107,7 @@ pub fn act(name: &str, version: i64, request_id: &str, action: A) -> proto::ActR
         expected_version: version,
         request_id: request_id.to_owned(),
         action: Some(proto::Action { action: Some(action) }),
+        view: 0,
     }
 }
 
@@ -440,6 +441,60 @@ async fn two_clients_racing_on_one_version_exactly_one_wins() {
         }
         assert_eq!(won, 1, "round {round}");
     }
+    server.stop().await;
+}
+
+/// GAME_VIEW_BASIC answers an action with the game without its board, the
+/// rest as GetGame shows it; a view the API does not have is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_action_answered_in_the_basic_view_carries_all_but_the_board() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let created = client
+        .create_game(create_request("views", 2, &[], 5))
+        .await
+        .unwrap()
+        .into_inner();
+    let name = created.game.unwrap().name;
+    let legal = client
+        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    let token = created.tokens[legal.pending.unwrap().seat as usize].token.clone();
+    let action = legal.actions[0].action.unwrap();
+
+    let mut unknown = act(&name, legal.version, "v0", action);
+    unknown.view = 7;
+    let status = client.act(with_token(unknown, &token)).await.unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(status.message().contains("view"), "{status:?}");
+
+    let mut basic = act(&name, legal.version, "v1", action);
+    basic.view = proto::GameView::Basic as i32;
+    let answer = client.act(with_token(basic, &token)).await.unwrap().into_inner();
+    let shown = answer.game.unwrap();
+    let full = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert!(!full.tiles.is_empty() && !full.bag.is_empty());
+    assert_eq!(
+        shown,
+        proto::Game {
+            tiles: Vec::new(),
+            followers: Vec::new(),
+            bag: Vec::new(),
+            city: None,
+            ..full
+        }
+    );
+    assert_eq!(answer.version, shown.version);
+    assert!(!answer.legal_actions.is_empty());
     server.stop().await;
 }
 

@@ -94,3 +94,18 @@ def test_random_bots_play_a_whole_game(
         client.act(game.name, created.tokens[0], game.version, give_up)
     assert refused.value.code == grpc.StatusCode.FAILED_PRECONDITION
     assert refused.value.reason == "GAME_FINISHED"
+
+
+def test_a_basic_answer_carries_all_but_the_board(client: GameClient) -> None:
+    created = client.create_game(["Ada", "Bob"])
+    legal = client.legal_actions(created.name)
+    response = client.act(
+        created.name, created.tokens[legal.pending.seat], legal.version, legal.actions[0], basic=True
+    )
+    full = client.get_game(created.name)
+    assert len(full.tiles) > 0 and len(response.game.tiles) == 0
+    assert len(response.game.bag) == 0 and len(full.bag) > 0
+    assert response.game.pending == full.pending
+    assert list(response.game.players) == list(full.players)
+    assert response.version == full.version
+    assert len(response.legal_actions) > 0

@@ -167,18 +167,22 @@ class GameClient:
         action: pb.Action,
         *,
         request_id: str | None = None,
+        basic: bool = False,
     ) -> pb.ActResponse:
         """Plays `action` for the seat of `token`, if the game is still at
         `expected_version` (else GameError ABORTED / STALE_VERSION).
 
         Pass the same `request_id` to retry a call whose answer was lost: the
         server answers it with the first answer instead of acting twice.
+        `basic=True` asks for the game without its board (tiles, followers,
+        bag, city): a smaller answer for a bot that does not need it.
         """
         request = pb.ActRequest(
             name=name,
             expected_version=expected_version,
             request_id=request_id or new_request_id(),
             action=action,
+            view=pb.GAME_VIEW_BASIC if basic else pb.GAME_VIEW_FULL,
         )
         metadata = (("authorization", f"Bearer {token}"),)
         response: pb.ActResponse = self._call(self.stub.Act, request, metadata)
