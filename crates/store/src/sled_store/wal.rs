@@ -9,17 +9,20 @@
 //! once (readers use it) and on disk when its background flusher or a
 //! checkpoint gets to it.
 //!
-//! A checkpoint (when the log is three quarters full, and on a clean
-//! close) flushes sled and `fdatasync`s its file; then everything in the
-//! log is in sled for good and the log is written from its start again. On open, the
-//! entries sled does not have yet are replayed into it
-//! ([`replay`]), in position order; then a checkpoint.
+//! A checkpoint (when the log is three quarters full, when a group does
+//! not fit, and on a clean close) flushes sled and `fdatasync`s its file;
+//! then everything in the log is in sled for good and the log is written
+//! from its start again (see [`Log`]). On open, the entries sled does not
+//! have yet are replayed into it ([`replay`]), in position order; then a
+//! checkpoint.
 //!
 //! An entry: body length (u32 LE), CRC-32 of the body (u32 LE), then the
 //! body: the append's first global position (u64 LE), the length of its
 //! index value (u32 LE), its index value and its records value, both as
 //! `layout.rs` stores them in sled. A crash can cut the last entry: reading
-//! stops at the first entry that is short or fails its CRC.
+//! stops at the first entry that is short or fails its CRC, or that does
+//! not continue the positions of the one before (an entry of an earlier
+//! round).
 
 use std::fs::{File, OpenOptions};
 use std::os::unix::fs::FileExt;
