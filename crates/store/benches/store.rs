@@ -7,6 +7,10 @@
 //!   per call to one game, `Durability::Flush`.
 //! - `durable_append_64_games`: 64 threads each appending to its own game;
 //!   group commit shares the flushes. Throughput is in the items/s column.
+//! - `durable_append_64_games_async`: the same 64 games as tasks on a
+//!   2-thread tokio runtime, each awaiting its acknowledgement
+//!   (`Written::acknowledged`), as the gRPC server does: no thread waits
+//!   for the disk.
 //! - `written_*`: the same with `Durability::Written` (the write-ahead log
 //!   written, not synced).
 //! - `memory_append` and `sled_append_no_flush`: the cost without a disk
@@ -16,8 +20,8 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Barrier};
 
 use carcassonne_store::{
     Actor, Durability, EventStore, GameId, MemoryStore, NewEvent, RequestId, SledStore, StoreConfig,
@@ -111,6 +115,48 @@ fn durable_append_64_games(bencher: Bencher) {
 #[divan::bench(sample_count = 20, sample_size = 1)]
 fn written_append_64_games(bencher: Bencher) {
     many_writers(bencher, Durability::Written);
+}
+
+#[divan::bench(sample_count = 20, sample_size = 1)]
+fn durable_append_64_games_async(bencher: Bencher) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let store = Arc::new(SledStore::open(dir.path(), StoreConfig::default()).expect("open"));
+    let games: Arc<Vec<GameId>> = Arc::new(
+        (0..WRITERS)
+            .map(|i| GameId::new(format!("bench-game-{i}")).expect("id"))
+            .collect(),
+    );
+    let versions: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .build()
+        .expect("runtime");
+    bencher
+        .counter(ItemsCount::new(WRITERS * APPENDS_PER_WRITER))
+        .bench_local(|| {
+            runtime.block_on(async {
+                let tasks: Vec<_> = (0..WRITERS)
+                    .map(|writer| {
+                        let (store, games, versions) = (store.clone(), games.clone(), versions.clone());
+                        tokio::spawn(async move {
+                            let events = [event()];
+                            for _ in 0..APPENDS_PER_WRITER {
+                                let last = versions[writer].load(Ordering::Relaxed);
+                                let request = RequestId::new(format!("r{last}")).expect("id");
+                                let written = store
+                                    .write(&games[writer], last, &request, &events)
+                                    .expect("write");
+                                let appended = written.acknowledged().await.expect("acknowledged");
+                                versions[writer].store(appended.last_seq, Ordering::Relaxed);
+                            }
+                        })
+                    })
+                    .collect();
+                for task in tasks {
+                    task.await.expect("task");
+                }
+            });
+        });
 }
 
 /// One sample: 64 threads, each appending 32 events to its own game.
