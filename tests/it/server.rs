@@ -111,6 +111,32 @@ pub fn act(name: &str, version: i64, request_id: &str, action: A) -> proto::ActR
     }
 }
 
+/// A new 2-player base game: its name and its seats' tokens.
+pub async fn new_game(
+    client: &mut GameServiceClient<Channel>,
+    request_id: &str,
+    seed: u8,
+) -> (String, Vec<String>) {
+    let created = client
+        .create_game(create_request(request_id, 2, &[], seed))
+        .await
+        .unwrap()
+        .into_inner();
+    let tokens = created.tokens.iter().map(|t| t.token.clone()).collect();
+    (created.game.unwrap().name, tokens)
+}
+
+/// The game's pending decision and its legal actions.
+pub async fn legal(client: &mut GameServiceClient<Channel>, name: &str) -> proto::GetLegalActionsResponse {
+    client
+        .get_legal_actions(proto::GetLegalActionsRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+}
+
 fn reason(status: &Status) -> String {
     use tonic_types::StatusExt as _;
     status
@@ -408,19 +434,9 @@ async fn two_clients_racing_on_one_version_exactly_one_wins() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
-    let created = client
-        .create_game(create_request("race", 2, &[], 3))
-        .await
-        .unwrap()
-        .into_inner();
-    let name = created.game.unwrap().name;
-    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+    let (name, tokens) = new_game(&mut client, "race", 3).await;
     for round in 0..10 {
-        let legal = client
-            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-            .await
-            .unwrap()
-            .into_inner();
+        let legal = legal(&mut client, &name).await;
         let token = tokens[legal.pending.unwrap().seat as usize].clone();
         let mut calls = Vec::new();
         for racer in 0..2 {
@@ -451,18 +467,9 @@ async fn an_action_answered_in_the_basic_view_carries_all_but_the_board() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
-    let created = client
-        .create_game(create_request("views", 2, &[], 5))
-        .await
-        .unwrap()
-        .into_inner();
-    let name = created.game.unwrap().name;
-    let legal = client
-        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner();
-    let token = created.tokens[legal.pending.unwrap().seat as usize].token.clone();
+    let (name, tokens) = new_game(&mut client, "views", 5).await;
+    let legal = legal(&mut client, &name).await;
+    let token = tokens[legal.pending.unwrap().seat as usize].clone();
     let action = legal.actions[0].action.unwrap();
 
     let mut unknown = act(&name, legal.version, "v0", action);
