@@ -76,7 +76,9 @@ pub struct WrittenAct {
     written: Written,
     /// The version the action was decided on.
     decided_on: u64,
-    outcomes: Vec<Outcome>,
+    seat: Seat,
+    /// The events decided and drawn, each with its effects.
+    events: Vec<(Event, Vec<Effect>)>,
     /// The game after the action, at a version not known yet.
     next: Loaded,
 }
@@ -279,8 +281,8 @@ impl Games {
             effects.push(fx);
             events.push(event);
         }
-        let actor_of = |event: &Event| (!matches!(event, Event::Drawn(_))).then_some(Seat(seat));
-        let batch: Vec<_> = events.iter().map(|e| new_event(actor_of(e), e)).collect();
+        let seat = Seat(seat);
+        let batch: Vec<_> = events.iter().map(|e| new_event(actor_of(e, seat), e)).collect();
         let written = self
             .store
             .write(id, loaded.version, request_id, &batch)
@@ -291,18 +293,6 @@ impl Games {
                 },
                 other => store_error(other),
             })?;
-        let outcomes = events
-            .into_iter()
-            .zip(effects)
-            .map(|(event, effects)| Outcome {
-                // Numbered once the append is known (`acknowledge`).
-                seq: 0,
-                time_millis: 0,
-                actor: actor_of(&event),
-                event,
-                effects,
-            })
-            .collect();
         let next = Loaded {
             game,
             ..(*loaded).clone()
@@ -311,7 +301,8 @@ impl Games {
             id: id.clone(),
             written,
             decided_on: loaded.version,
-            outcomes,
+            seat,
+            events: events.into_iter().zip(effects).collect(),
             next,
         })))
     }
@@ -323,7 +314,8 @@ impl Games {
             id,
             written,
             decided_on,
-            mut outcomes,
+            seat,
+            events,
             mut next,
         } = *act;
         let appended = written.acknowledged().await.map_err(store_error)?;
@@ -336,10 +328,17 @@ impl Games {
         }
         // What was stored is what was decided: numbered from the append's
         // first sequence number, all at the append's time.
-        for (outcome, seq) in outcomes.iter_mut().zip(appended.first_seq..) {
-            outcome.seq = seq;
-            outcome.time_millis = appended.time_millis;
-        }
+        let outcomes = events
+            .into_iter()
+            .zip(appended.first_seq..)
+            .map(|((event, effects), seq)| Outcome {
+                seq,
+                time_millis: appended.time_millis,
+                actor: actor_of(&event, seat),
+                event,
+                effects,
+            })
+            .collect();
         next.version = appended.last_seq;
         let next = Arc::new(next);
         self.cache.put(&id, next.clone());
@@ -358,6 +357,12 @@ impl Games {
             loaded: Arc::new(loaded),
         })
     }
+}
+
+/// Who an event of a seat's action is by: the seat, but the server for
+/// the draws that follow it.
+fn actor_of(event: &Event, seat: Seat) -> Option<Seat> {
+    (!matches!(event, Event::Drawn(_))).then_some(seat)
 }
 
 /// Store failures as API errors: the caller's, ours, or damage.

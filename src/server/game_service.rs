@@ -59,9 +59,7 @@ impl GameService {
         .await
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
     }
-}
 
-impl GameService {
     /// Decides and writes the action, then waits for the disk without
     /// holding a thread.
     async fn act_durably(

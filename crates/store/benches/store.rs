@@ -60,11 +60,16 @@ fn baseline_file_append_fdatasync(bencher: Bencher) {
     });
 }
 
-/// One writer, one game, one event per append: `expected` is the last
-/// sequence number, as a client would send it.
+/// One writer, one game, one event per append to a sled store.
 fn one_writer(bencher: Bencher, durability: Durability) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SledStore::open(dir.path(), StoreConfig::with_durability(durability)).expect("open");
+    append_to_one_game(bencher, &store);
+}
+
+/// Appends one event per call to one game: `expected` is the last sequence
+/// number, as a client would send it.
+fn append_to_one_game(bencher: Bencher, store: &dyn EventStore) {
     let game = GameId::new("bench-game").expect("id");
     let events = [event()];
     let mut last_seq = 0;
@@ -75,6 +80,15 @@ fn one_writer(bencher: Bencher, durability: Durability) {
             .expect("append")
             .last_seq;
     });
+}
+
+/// The games of the many-writer benchmarks, and where each stands.
+fn bench_games() -> (Vec<GameId>, Vec<AtomicU64>) {
+    let games = (0..WRITERS)
+        .map(|i| GameId::new(format!("bench-game-{i}")).expect("id"))
+        .collect();
+    let versions = (0..WRITERS).map(|_| AtomicU64::new(0)).collect();
+    (games, versions)
 }
 
 #[divan::bench(sample_count = 200, sample_size = 5)]
@@ -94,17 +108,7 @@ fn sled_append_no_flush(bencher: Bencher) {
 
 #[divan::bench(sample_count = 200, sample_size = 20)]
 fn memory_append(bencher: Bencher) {
-    let store = MemoryStore::default();
-    let game = GameId::new("bench-game").expect("id");
-    let events = [event()];
-    let mut last_seq = 0;
-    bencher.counter(ItemsCount::new(1usize)).bench_local(|| {
-        let request = RequestId::new(format!("r{last_seq}")).expect("id");
-        last_seq = store
-            .append(&game, last_seq, &request, &events)
-            .expect("append")
-            .last_seq;
-    });
+    append_to_one_game(bencher, &MemoryStore::default());
 }
 
 #[divan::bench(sample_count = 20, sample_size = 1)]
@@ -121,12 +125,8 @@ fn written_append_64_games(bencher: Bencher) {
 fn durable_append_64_games_async(bencher: Bencher) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = Arc::new(SledStore::open(dir.path(), StoreConfig::default()).expect("open"));
-    let games: Arc<Vec<GameId>> = Arc::new(
-        (0..WRITERS)
-            .map(|i| GameId::new(format!("bench-game-{i}")).expect("id"))
-            .collect(),
-    );
-    let versions: Arc<Vec<AtomicU64>> = Arc::new((0..WRITERS).map(|_| AtomicU64::new(0)).collect());
+    let (games, versions) = bench_games();
+    let (games, versions) = (Arc::new(games), Arc::new(versions));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .build()
@@ -163,10 +163,7 @@ fn durable_append_64_games_async(bencher: Bencher) {
 fn many_writers(bencher: Bencher, durability: Durability) {
     let dir = tempfile::tempdir().expect("temp dir");
     let store = SledStore::open(dir.path(), StoreConfig::with_durability(durability)).expect("open");
-    let games: Vec<GameId> = (0..WRITERS)
-        .map(|i| GameId::new(format!("bench-game-{i}")).expect("id"))
-        .collect();
-    let versions: Vec<AtomicU64> = (0..WRITERS).map(|_| AtomicU64::new(0)).collect();
+    let (games, versions) = bench_games();
     let events = [event()];
     bencher
         .counter(ItemsCount::new(WRITERS * APPENDS_PER_WRITER))

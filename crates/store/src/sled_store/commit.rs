@@ -24,7 +24,7 @@
 //! recovers what is really there.
 
 use std::collections::VecDeque;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Waker};
 use std::thread::{self, JoinHandle, Thread};
@@ -60,6 +60,9 @@ pub(crate) struct GroupCommit {
     checkpointed: Condvar,
     /// The highest durable position, readable without the lock.
     durable: AtomicU64,
+    /// Whether `State::failed` is set, readable without the lock: every
+    /// append asks.
+    stopped: AtomicBool,
     pub(crate) hub: Hub,
 }
 
@@ -121,6 +124,7 @@ impl GroupCommit {
             work: Condvar::new(),
             checkpointed: Condvar::new(),
             durable: AtomicU64::new(recovered),
+            stopped: AtomicBool::new(false),
             hub,
         })
     }
@@ -146,6 +150,9 @@ impl GroupCommit {
 
     /// Why the store takes no more appends, if it does not.
     pub(crate) fn failure(&self) -> Option<String> {
+        if !self.stopped.load(Ordering::Acquire) {
+            return None;
+        }
         self.lock().failed.clone()
     }
 
@@ -264,6 +271,7 @@ impl GroupCommit {
                     "the store stopped taking appends: {doing} failed ({error}); reopen it to recover \
                      what is on disk"
                 ));
+                self.stopped.store(true, Ordering::Release);
                 self.checkpointed.notify_all();
                 std::mem::take(&mut state.waiters)
             }

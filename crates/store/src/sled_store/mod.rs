@@ -169,6 +169,11 @@ impl SledStore {
         self.commit.checkpoint()
     }
 
+    /// `appended`, acknowledged once the committer made it durable.
+    fn pending(&self, appended: Appended) -> Written {
+        Written::pending(appended, self.commit.clone())
+    }
+
     fn lock_writer(&self) -> MutexGuard<'_, Writer> {
         // `Writer` is updated only after a write fully succeeded or marked
         // failed: a panicking holder cannot leave it torn.
@@ -335,13 +340,6 @@ fn recover(db: &sled::Db) -> Result<u64> {
         }
         db.remove(&key)?;
         db.flush()?;
-    }
-}
-
-impl SledStore {
-    /// `appended`, acknowledged once the committer made it durable.
-    fn pending(&self, appended: Appended) -> Written {
-        Written::pending(appended, self.commit.clone())
     }
 }
 
