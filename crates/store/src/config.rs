@@ -18,9 +18,10 @@ pub enum Durability {
     /// process, not one of the machine. For storage with a
     /// power-loss-protected cache, or tests.
     Written,
-    /// As soon as it is in sled's memory. A crash of the process loses what
-    /// the committer has not written to the log yet. Only for tests and
-    /// benchmarks that say so.
+    /// As soon as the committer has put it into sled's memory; no log is
+    /// written. A crash of the process loses everything since sled last
+    /// flushed (every 500 ms, and on close). Only for tests and benchmarks
+    /// that say so.
     None,
 }
 

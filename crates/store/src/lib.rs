@@ -77,13 +77,16 @@
 //!   all: appends are bounded ([`MAX_APPEND_BYTES`]) so that no page gets
 //!   there.
 //! - **Atomicity.** One sled `insert` is atomic. An append's records share
-//!   one value, so an append is never half there; its global index entry
-//!   is a second insert. sled recovers a prefix of its log, so only the
-//!   last append can be cut, and opening the store repairs it
-//!   (`sled_store::recover`) before replaying the log, whose entries are
-//!   whole appends with a CRC (a cut last entry is dropped: it was never
-//!   acknowledged). (`apply_batch` would make both inserts one, but costs
-//!   sled a log buffer roll per call: 4x slower, 10x during a flush.) The
+//!   one value, so an append is never half there. The committer puts a
+//!   group into sled only once its log entries are synced: each append's
+//!   records, then one global index item for the group (per 32 appends).
+//!   sled recovers a prefix of its log, so a crash can leave the last
+//!   records without their index item, and opening replays the log over
+//!   them, whose entries are whole appends with a CRC (a cut last entry is
+//!   dropped: it was never acknowledged). `apply_batch` would make a group
+//!   one atomic write, but costs sled a log buffer write per call and
+//!   slowed the sync after it: it is used only where the log may not have
+//!   the group ([`Durability::Written`] and [`Durability::None`]). The
 //!   crash test SIGKILLs a writer at random moments and checks that every
 //!   acknowledged event is there and no append is torn.
 //! - **Damage on disk.** sled checksums its log. Damage in a part of the

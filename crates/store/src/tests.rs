@@ -188,6 +188,8 @@ struct FakeDisk(Arc<std::sync::Mutex<DiskLog>>);
 #[derive(Default)]
 struct DiskLog {
     log: Vec<u8>,
+    /// What went to "sled".
+    applied: Vec<u8>,
     syncs: usize,
     checkpoints: usize,
     acknowledged: u64,
@@ -201,8 +203,13 @@ impl FakeDisk {
 }
 
 impl Disk for FakeDisk {
-    fn append(&mut self, entries: &[u8]) -> std::io::Result<()> {
+    fn write_log(&mut self, entries: &[u8]) -> std::io::Result<()> {
         self.log().log.extend_from_slice(entries);
+        Ok(())
+    }
+
+    fn apply(&mut self, entries: &[u8], _: crate::sled_store::wal::Apply) -> std::io::Result<()> {
+        self.log().applied.extend_from_slice(entries);
         Ok(())
     }
 
@@ -329,6 +336,7 @@ fn group_commit_shares_syncs_and_publishes_in_order() {
         (1..=160).collect::<Vec<_>>(),
         "the log holds every entry in order"
     );
+    assert_eq!(disk.applied, disk.log, "sled gets exactly what the log got");
     assert_eq!(disk.acknowledged, 160);
     assert_eq!(disk.checkpoints, 1, "stopping checkpoints once");
     for position in 1..=160 {
@@ -378,6 +386,25 @@ fn a_checkpoint_covers_everything_written_whatever_the_durability() {
     commit.stop();
     thread.join().unwrap();
     assert_eq!(disk.log().checkpoints, 2);
+}
+
+#[test]
+fn without_durability_groups_go_to_sled_only_and_a_checkpoint_covers_what_was_queued() {
+    let (commit, disk, thread) = committer(Durability::None, 0);
+    // Queued without waiting: the checkpoint must still cover all three.
+    let written: Vec<Written> = (1..=3).map(|position| write(&commit, position)).collect();
+    commit.checkpoint().unwrap();
+    {
+        let log = disk.log();
+        assert_eq!(log.applied.len(), 3 * 8, "every entry applied");
+        assert!(log.log.is_empty(), "no log written");
+        assert_eq!((log.syncs, log.acknowledged), (0, 3));
+    }
+    for written in written {
+        written.wait().unwrap();
+    }
+    commit.stop();
+    thread.join().unwrap();
 }
 
 #[test]

@@ -1,12 +1,13 @@
 //! Group commit: when appends become durable, and visible.
 //!
-//! Writers put their append into sled and its entry into the pending part
-//! of the write-ahead log (`wal.rs`) under the writer lock, so entries
-//! queue in position order, and return a [`Written`](crate::Written). One
-//! thread of the store's own, the committer, takes whatever entries queued
-//! up, writes them to the log with one `write`, syncs it with one
-//! `fdatasync`, marks everything up to the last of them durable and wakes
-//! their waiters. Whatever queued during that sync is the next group: under
+//! Writers queue their append's entry for the write-ahead log (`wal.rs`)
+//! under the writer lock, so entries queue in position order, and return a
+//! [`Written`](crate::Written). One thread of the store's own, the
+//! committer, takes whatever entries queued up, writes them to the log with
+//! one `write`, syncs the log with one `fdatasync`, applies them to sled,
+//! marks everything up to the last of them durable and wakes their
+//! waiters. Writers never touch sled: the committer's batches give the
+//! global index one item per group instead of one insert per append. Whatever queued during that sync is the next group: under
 //! load one disk sync acknowledges every append written while the previous
 //! one ran, and nobody waits for a batch to fill.
 //!
@@ -35,11 +36,15 @@ use crate::event::StoredEvent;
 use crate::hub::Hub;
 use crate::written::Acknowledger;
 
+use super::wal::Apply;
+
 /// What the committer does to the disk; a trait so that tests can inject
 /// faults.
 pub(crate) trait Disk: Send + 'static {
     /// Adds a group of log entries to the log (not yet durable).
-    fn append(&mut self, entries: &[u8]) -> std::io::Result<()>;
+    fn write_log(&mut self, entries: &[u8]) -> std::io::Result<()>;
+    /// Puts the appends of a group of log entries into sled's memory.
+    fn apply(&mut self, entries: &[u8], how: Apply) -> std::io::Result<()>;
     /// Makes the log durable.
     fn sync(&mut self) -> std::io::Result<()>;
     /// Notes that everything up to `position` was acknowledged.
@@ -67,11 +72,11 @@ pub(crate) struct GroupCommit {
 }
 
 struct State {
-    /// The highest position written to sled.
+    /// The highest position queued by a writer.
     written: u64,
     /// The highest position known to be on disk.
     durable: u64,
-    /// Log entries written to sled but not yet handed to the disk.
+    /// Log entries queued but not yet handed to the disk.
     pending_log: Vec<u8>,
     /// Written events not yet published, in position order.
     unpublished: VecDeque<Arc<StoredEvent>>,
@@ -82,6 +87,9 @@ struct State {
     committer_idle: bool,
     checkpoints_requested: u64,
     checkpoints_done: u64,
+    /// What the last checkpoint requested must cover: everything queued
+    /// when it was requested.
+    checkpoint_position: u64,
     stopping: bool,
 }
 
@@ -119,6 +127,7 @@ impl GroupCommit {
                 committer_idle: false,
                 checkpoints_requested: 0,
                 checkpoints_done: 0,
+                checkpoint_position: 0,
                 stopping: false,
             }),
             work: Condvar::new(),
@@ -156,9 +165,8 @@ impl GroupCommit {
         self.lock().failed.clone()
     }
 
-    /// Records an append just written to sled: `log_entry` adds its entry
-    /// to the log. Called under the writer lock, so positions arrive in
-    /// order.
+    /// Queues an append: `log_entry` adds its entry to the log. Called
+    /// under the writer lock, so positions arrive in order.
     pub(crate) fn written(&self, log_entry: impl FnOnce(&mut Vec<u8>), events: Vec<Arc<StoredEvent>>) {
         let mut state = self.lock();
         let Some(last) = events.last().map(|event| event.position) else {
@@ -171,11 +179,6 @@ impl GroupCommit {
             state.committer_idle = false;
             self.work.notify_one();
         }
-        if self.durability == Durability::None {
-            let wake = self.mark_durable(&mut state, last);
-            drop(state);
-            wake_all(wake);
-        }
     }
 
     /// Makes everything written so far durable in sled itself and lets
@@ -183,6 +186,7 @@ impl GroupCommit {
     pub(crate) fn checkpoint(&self) -> Result<()> {
         let mut state = self.lock();
         state.checkpoints_requested += 1;
+        state.checkpoint_position = state.written;
         let ticket = state.checkpoints_requested;
         self.work.notify_one();
         while state.checkpoints_done < ticket {
@@ -208,6 +212,8 @@ impl GroupCommit {
     fn run(&self, mut disk: Box<dyn Disk>) {
         let mut group = Vec::new();
         let mut state = self.lock();
+        // The highest position in sled: what a checkpoint covers.
+        let mut applied = state.written;
         loop {
             while state.failed.is_none()
                 && state.pending_log.is_empty()
@@ -225,34 +231,60 @@ impl GroupCommit {
                 std::mem::swap(&mut state.pending_log, &mut group);
                 let target = state.written;
                 drop(state);
-                let result = disk
-                    .append(&group)
-                    .and_then(|()| match self.durability {
-                        Durability::Flush => disk.sync(),
-                        Durability::Written | Durability::None => Ok(()),
-                    })
-                    .and_then(|()| disk.note_acknowledged(target));
+                let result = self.commit_group(disk.as_mut(), &group, target);
                 group.clear();
+                if result.is_ok() {
+                    applied = target;
+                }
                 state = self.lock();
-                state = self.settle(state, target, result, "writing the write-ahead log");
+                state = self.settle(
+                    state,
+                    target,
+                    result,
+                    "committing to the write-ahead log and sled",
+                );
             }
             let wanted = state.checkpoints_requested;
+            // A request is served once what was queued before it is in sled,
+            // which the group just committed makes true.
+            let covers_requests = applied >= state.checkpoint_position;
+            let requested = wanted > state.checkpoints_done && covers_requests;
             let closing = state.stopping && state.pending_log.is_empty();
-            if state.failed.is_none()
-                && (wanted > state.checkpoints_done || closing || disk.wants_checkpoint())
-            {
-                // sled has everything written so far: its flush covers it.
-                let target = state.written;
+            if state.failed.is_none() && (requested || closing || disk.wants_checkpoint()) {
                 drop(state);
-                let result = disk.checkpoint(target);
+                let result = disk.checkpoint(applied);
                 state = self.lock();
-                state = self.settle(state, target, result, "checkpointing sled");
-                state.checkpoints_done = state.checkpoints_done.max(wanted);
+                state = self.settle(state, applied, result, "checkpointing sled");
+                if covers_requests {
+                    state.checkpoints_done = state.checkpoints_done.max(wanted);
+                }
                 self.checkpointed.notify_all();
             }
             if closing {
                 return;
             }
+        }
+    }
+
+    /// Writes a group to the log, makes it as durable as the policy asks
+    /// and applies it to sled.
+    fn commit_group(&self, disk: &mut dyn Disk, group: &[u8], target: u64) -> std::io::Result<()> {
+        match self.durability {
+            Durability::Flush => {
+                disk.write_log(group)?;
+                disk.sync()?;
+                // Durable in the log: a cut in sled is replayed on open.
+                disk.apply(group, Apply::InOrder)?;
+                disk.note_acknowledged(target)
+            }
+            Durability::Written => {
+                disk.write_log(group)?;
+                disk.apply(group, Apply::Atomic)?;
+                disk.note_acknowledged(target)
+            }
+            // Nothing to recover it from after a crash: no note either,
+            // or the next open would refuse the loss it was told to expect.
+            Durability::None => disk.apply(group, Apply::Atomic),
         }
     }
 

@@ -8,6 +8,9 @@ mod layout;
 mod read;
 pub(crate) mod wal;
 
+#[cfg(test)]
+mod tests;
+
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -39,9 +42,6 @@ pub struct SledStore {
 struct Writer {
     next_position: u64,
     games: games::GameCache,
-    /// Set when a failed append could not be taken back: the store takes
-    /// no more appends until it is reopened and `recover` repairs it.
-    failed: Option<String>,
 }
 
 /// The committer's disk: the log, and sled for checkpoints.
@@ -65,12 +65,17 @@ impl SledDisk {
 }
 
 impl Disk for SledDisk {
-    fn append(&mut self, entries: &[u8]) -> std::io::Result<()> {
+    fn write_log(&mut self, entries: &[u8]) -> std::io::Result<()> {
         if !self.log.fits(entries.len()) {
-            // Everything queued is in sled already: a checkpoint makes room.
+            // Every earlier group is in sled already: a checkpoint makes room.
             self.checkpoint_sled()?;
         }
         self.log.append(entries)
+    }
+
+    fn apply(&mut self, entries: &[u8], how: wal::Apply) -> std::io::Result<()> {
+        let entries = wal::decode_group(entries)?;
+        wal::apply(&self.db, &entries, how).map_err(std::io::Error::other)
     }
 
     fn sync(&mut self) -> std::io::Result<()> {
@@ -106,6 +111,12 @@ impl SledStore {
         let db = open_sled(&path, &config)?;
         match db.get(layout::LAYOUT_KEY)? {
             Some(version) if version.as_ref() == layout::LAYOUT_VERSION => {}
+            Some(version) if version.as_ref() == layout::LAYOUT_VERSION_1 => {
+                // Its items keep reading; new ones are of layout 2, which
+                // older code must not meet.
+                db.insert(layout::LAYOUT_KEY, layout::LAYOUT_VERSION)?;
+                db.flush()?;
+            }
             Some(version) => {
                 return Err(StoreError::Io(std::io::Error::new(
                     std::io::ErrorKind::InvalidData,
@@ -145,7 +156,6 @@ impl SledStore {
             writer: Mutex::new(Writer {
                 next_position: recovered + 1,
                 games: games::GameCache::new(config.game_cache_capacity),
-                failed: None,
             }),
             db,
             path,
@@ -175,14 +185,13 @@ impl SledStore {
     }
 
     fn lock_writer(&self) -> MutexGuard<'_, Writer> {
-        // `Writer` is updated only after a write fully succeeded or marked
-        // failed: a panicking holder cannot leave it torn.
+        // `Writer` is updated only after the append was built and checked:
+        // a panicking holder cannot leave it torn.
         self.writer.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Writes the append to sled and queues its log entry (not yet
-    /// durable); returns what it wrote, or the original result of a
-    /// retried request.
+    /// Queues the append for the committer (not yet durable); returns
+    /// what it will write, or the original result of a retried request.
     fn write_append(
         &self,
         game: &GameId,
@@ -191,18 +200,13 @@ impl SledStore {
         events: &[NewEvent],
     ) -> Result<Appended> {
         let mut writer = self.lock_writer();
-        if let Some(reason) = &writer.failed {
-            return Err(StoreError::Io(std::io::Error::other(format!(
-                "the store stopped taking appends after a failed write: {reason}"
-            ))));
-        }
         if let Some(reason) = self.commit.failure() {
             return Err(StoreError::Io(std::io::Error::other(reason)));
         }
         let first_position = writer.next_position;
-        let state = writer.games.get(&self.db, game)?;
-        if let Some(&first_seq) = state.requests.get(request_id) {
-            return read::append_result(&self.db, game, first_seq);
+        let state = writer.games.get(&self.db, self.commit.durable(), game)?;
+        if let Some(&original) = state.requests.get(request_id) {
+            return Ok(original);
         }
         let head = state.head;
         if head.last_seq != expected_seq {
@@ -221,29 +225,13 @@ impl SledStore {
             last_position: first_position + built.len() as u64 - 1,
             time_millis,
         };
-        let index_entry = layout::IndexEntry {
+        let entry = layout::append_entry(&layout::IndexEntry {
             game: game.clone(),
             first_seq: appended.first_seq,
             // check_batch bounds the count far below u16::MAX.
             count: built.len() as u16,
-        };
-        let value = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
-        // The order matters for recovery: see `recover`.
-        let index_key = layout::position_key(first_position);
-        let index_value = layout::index_value(&index_entry);
-        self.db
-            .insert(index_key, index_value.as_slice())
-            .map_err(|error| read::sled_error(game.as_str(), appended.first_seq, error))?;
-        let events_key = layout::events_key(game.as_str(), appended.first_seq);
-        if let Err(error) = self.db.insert(events_key, value.as_slice()) {
-            // Typically a damaged sled page where the game's keys go. Take
-            // the index entry back; if even that fails, the index points at
-            // nothing and only a reopen (`recover`) can repair it.
-            if let Err(undo) = self.db.remove(index_key) {
-                writer.failed = Some(undo.to_string());
-            }
-            return Err(read::sled_error(game.as_str(), appended.first_seq, error));
-        }
+        });
+        let records = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
         if let Some(last) = built.last() {
             state.head = Head {
                 last_seq: last.0.seq,
@@ -251,11 +239,13 @@ impl SledStore {
             };
         }
         if !request_id.is_none() {
-            state.requests.insert(request_id.clone(), appended.first_seq);
+            state.requests.insert(request_id.clone(), appended);
         }
+        // Until the committer has it in sled, only this cache knows it.
+        state.last_position = appended.last_position;
         writer.next_position = appended.last_position + 1;
         self.commit.written(
-            |log| wal::encode(log, first_position, &index_value, &value),
+            |log| wal::encode(log, first_position, &entry, &records),
             built.into_iter().map(|(event, _)| Arc::new(event)).collect(),
         );
         Ok(appended)
@@ -307,14 +297,14 @@ fn stored_compression(path: &Path) -> Option<bool> {
         .and_then(|value| value.trim().parse().ok())
 }
 
-/// Repairs the one append a crash can leave cut, and returns the last
-/// stored position.
+/// Returns the last stored position, after repairing the one append a
+/// crash can leave cut in a store of layout 1.
 ///
-/// An append is two inserts, in this order: its global index entry, then
-/// its records. sled recovers a prefix of its log and appends are written
-/// one at a time, so only the last append can be cut, and it was never
-/// acknowledged (that waits for a flush after both). An index entry whose
-/// records are missing is removed.
+/// Layout 2 stores an index item and its records in one atomic batch, so
+/// nothing is ever cut. Layout 1 inserted an append's index entry, then
+/// its records; sled recovers a prefix of its log, so only the last append
+/// could be cut, and it was never acknowledged: an index item none of
+/// whose records are there is removed. One with some of them is damage.
 fn recover(db: &sled::Db) -> Result<u64> {
     loop {
         let Some(item) = db
@@ -325,18 +315,33 @@ fn recover(db: &sled::Db) -> Result<u64> {
         };
         let (key, value) = item?;
         let position = layout::parse_position_key(&key);
-        let entry = layout::parse_index_value(&value);
-        let (Some(position), Some(entry)) = (position, entry) else {
+        let entries = layout::parse_index_item(&value);
+        let (Some(position), Some(entries)) = (position, entries) else {
             return Err(StoreError::CorruptIndex {
                 position: position.unwrap_or(0),
-                detail: "the last index entry is malformed".into(),
+                detail: "the last index item is malformed".into(),
             });
         };
-        if db
-            .get(layout::events_key(entry.game.as_str(), entry.first_seq))?
-            .is_some()
-        {
-            return Ok(position + u64::from(entry.count) - 1);
+        let mut present = 0;
+        for entry in &entries {
+            if db
+                .get(layout::events_key(entry.game.as_str(), entry.first_seq))?
+                .is_some()
+            {
+                present += 1;
+            }
+        }
+        if present == entries.len() {
+            return Ok(position + layout::item_events(&entries) - 1);
+        }
+        if present > 0 {
+            return Err(StoreError::CorruptIndex {
+                position,
+                detail: format!(
+                    "the last index item names {} appends, {present} of which are stored",
+                    entries.len()
+                ),
+            });
         }
         db.remove(&key)?;
         db.flush()?;
@@ -361,18 +366,13 @@ impl EventStore for SledStore {
         if request_id.is_none() {
             return Ok(None);
         }
-        let first_seq = {
+        let original = {
             let mut writer = self.lock_writer();
-            let state = writer.games.get(&self.db, game)?;
+            let state = writer.games.get(&self.db, self.commit.durable(), game)?;
             state.requests.get(request_id).copied()
         };
-        let Some(first_seq) = first_seq else {
-            return Ok(None);
-        };
         // The original append may still be on its way to the disk.
-        Ok(Some(
-            self.pending(read::append_result(&self.db, game, first_seq)?),
-        ))
+        Ok(original.map(|original| self.pending(original)))
     }
 
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {

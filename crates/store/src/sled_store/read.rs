@@ -6,7 +6,7 @@ use std::ops::ControlFlow;
 
 use crate::chain::ChainCheck;
 use crate::error::{Result, StoreError};
-use crate::event::{Appended, GamePage, GameSummary, StoredEvent, VerifyReport};
+use crate::event::{GamePage, GameSummary, StoredEvent, VerifyReport};
 use crate::ids::GameId;
 use crate::store::{self, MAX_READ_LIMIT};
 
@@ -137,26 +137,6 @@ fn last_append(
     Ok(Some((key.to_vec(), events)))
 }
 
-/// What the append starting at `first_seq` wrote: the answer to a retry.
-pub(super) fn append_result(db: &sled::Db, game: &GameId, first_seq: u64) -> Result<Appended> {
-    let records = db
-        .get(layout::events_key(game.as_str(), first_seq))
-        .map_err(|error| sled_error(game.as_str(), first_seq, error))?
-        .ok_or_else(|| StoreError::corrupt(game.as_str(), first_seq, "events missing"))?;
-    let mut check = ChainCheck::new(game.as_str(), first_seq);
-    let events = append_events(game.as_str(), first_seq, &records, &mut check)?;
-    match (events.first(), events.last()) {
-        (Some(first), Some(last)) => Ok(Appended {
-            first_seq: first.seq,
-            last_seq: last.seq,
-            first_position: first.position,
-            last_position: last.position,
-            time_millis: first.time_millis,
-        }),
-        _ => Err(StoreError::corrupt(game.as_str(), first_seq, "events missing")),
-    }
-}
-
 pub(super) fn read_all(
     db: &sled::Db,
     durable: u64,
@@ -165,7 +145,8 @@ pub(super) fn read_all(
 ) -> Result<Vec<StoredEvent>> {
     let from = from_position.max(1);
     let limit = limit.min(MAX_READ_LIMIT);
-    // The index has one entry per append: start at the one holding `from`.
+    // An index item covers a run of positions from its key: start at the
+    // one holding `from`.
     let start = db
         .range(layout::position_key(0).as_slice()..=layout::position_key(from).as_slice())
         .next_back()
@@ -173,35 +154,45 @@ pub(super) fn read_all(
         .map_or(from, |(key, _)| layout::parse_position_key(&key).unwrap_or(from));
     let mut events = Vec::new();
     let mut expected = start;
-    for item in db.range(layout::position_key(start).as_slice()..layout::POSITIONS_END) {
+    'items: for item in db.range(layout::position_key(start).as_slice()..layout::POSITIONS_END) {
         if events.len() >= limit || expected > durable {
             break;
         }
-        let bad = |detail: &str| StoreError::CorruptIndex {
-            position: expected,
+        let bad = |position: u64, detail: &str| StoreError::CorruptIndex {
+            position,
             detail: detail.into(),
         };
         let (key, value) = item?;
         if layout::parse_position_key(&key) != Some(expected) {
-            return Err(bad("position missing from the index"));
+            return Err(bad(expected, "position missing from the index"));
         }
-        let entry = layout::parse_index_value(&value).ok_or_else(|| bad("malformed entry"))?;
-        let game = entry.game.as_str();
-        let records = db
-            .get(layout::events_key(game, entry.first_seq))
-            .map_err(|error| sled_error(game, entry.first_seq, error))?
-            .ok_or_else(|| bad("points to missing events"))?;
-        let mut check = ChainCheck::new(game, entry.first_seq);
-        let append = append_events(game, entry.first_seq, &records, &mut check)?;
-        if append.len() != usize::from(entry.count) || append[0].position != expected {
-            return Err(bad("points to events at other positions"));
+        let entries = layout::parse_index_item(&value).ok_or_else(|| bad(expected, "malformed item"))?;
+        for entry in entries {
+            if events.len() >= limit || expected > durable {
+                break 'items;
+            }
+            let next = expected + u64::from(entry.count);
+            if next <= from {
+                expected = next;
+                continue;
+            }
+            let game = entry.game.as_str();
+            let records = db
+                .get(layout::events_key(game, entry.first_seq))
+                .map_err(|error| sled_error(game, entry.first_seq, error))?
+                .ok_or_else(|| bad(expected, "points to missing events"))?;
+            let mut check = ChainCheck::new(game, entry.first_seq);
+            let append = append_events(game, entry.first_seq, &records, &mut check)?;
+            if append.len() != usize::from(entry.count) || append[0].position != expected {
+                return Err(bad(expected, "points to events at other positions"));
+            }
+            expected = next;
+            events.extend(
+                append
+                    .into_iter()
+                    .filter(|event| event.position >= from && event.position <= durable),
+            );
         }
-        expected += u64::from(entry.count);
-        events.extend(
-            append
-                .into_iter()
-                .filter(|event| event.position >= from && event.position <= durable),
-        );
     }
     events.truncate(limit);
     Ok(events)
@@ -310,6 +301,28 @@ pub(super) fn list_games(
     Ok(page)
 }
 
+/// The append the global index says starts at `position`, if any.
+fn indexed_at(db: &sled::Db, position: u64) -> sled::Result<Option<layout::IndexEntry>> {
+    let Some((key, value)) = db
+        .range(layout::position_key(0).as_slice()..=layout::position_key(position).as_slice())
+        .next_back()
+        .transpose()?
+    else {
+        return Ok(None);
+    };
+    let (Some(mut at), Some(entries)) = (layout::parse_position_key(&key), layout::parse_index_item(&value))
+    else {
+        return Ok(None);
+    };
+    for entry in entries {
+        if at == position {
+            return Ok(Some(entry));
+        }
+        at += u64::from(entry.count);
+    }
+    Ok(None)
+}
+
 /// Checks every record of a game, its chain, and that the global index
 /// points at each of its appends.
 pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> {
@@ -327,8 +340,8 @@ pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> 
             first_seq,
             count: events.len() as u16,
         };
-        index_check = match db.get(layout::position_key(first.position)) {
-            Ok(entry) if entry.as_deref().and_then(layout::parse_index_value) == Some(expected) => Ok(()),
+        index_check = match indexed_at(db, first.position) {
+            Ok(entry) if entry == Some(expected) => Ok(()),
             Ok(_) => Err(StoreError::corrupt(
                 game.as_str(),
                 first_seq,
@@ -360,7 +373,7 @@ pub(super) fn verify_game(db: &sled::Db, game: &GameId) -> Result<VerifyReport> 
 pub(super) fn verify_all(db: &sled::Db) -> Result<VerifyReport> {
     let mut report = VerifyReport::default();
     let mut games = BTreeSet::new();
-    // The index: entries covering positions 1..=n without gaps.
+    // The index: items covering positions 1..=n without gaps.
     let mut expected = 1;
     let mut indexed = 0;
     for item in db.range(layout::position_key(1).as_slice()..layout::POSITIONS_END) {
@@ -382,14 +395,15 @@ pub(super) fn verify_all(db: &sled::Db) -> Result<VerifyReport> {
                 .index_problems
                 .push((expected, format!("next entry at {position}")));
         }
-        let Some(entry) = layout::parse_index_value(&value) else {
-            report.index_problems.push((position, "malformed entry".into()));
+        let Some(entries) = layout::parse_index_item(&value) else {
+            report.index_problems.push((position, "malformed item".into()));
             expected = position + 1;
             continue;
         };
-        indexed += u64::from(entry.count);
-        expected = position + u64::from(entry.count);
-        games.insert(entry.game.to_string());
+        let count = layout::item_events(&entries);
+        indexed += count;
+        expected = position + count;
+        games.extend(entries.into_iter().map(|entry| entry.game.to_string()));
     }
     for game in game_ids(db, layout::EVENTS_START.to_vec()) {
         match game {

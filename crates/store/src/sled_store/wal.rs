@@ -5,9 +5,11 @@
 //! inserts while it runs. So an append is made durable in a log of our
 //! own instead: each append is one entry in the file `wal`, and a group
 //! commit is one `write` and one `fdatasync` of it, the cost of the
-//! cheapest durable write there is. sled gets the same append in memory at
-//! once (readers use it) and on disk when its background flusher or a
-//! checkpoint gets to it.
+//! cheapest durable write there is. Once the log is synced, the committer
+//! applies the same entries to sled's memory ([`apply`]), where readers
+//! find them once they are marked durable; sled has them on disk when its
+//! background flusher or a checkpoint gets to them. Since sled never holds
+//! what the log does not, an append a crash cuts in sled is replayed whole.
 //!
 //! A checkpoint (when the log is three quarters full, when a group does
 //! not fit, and on a clean close) flushes sled and `fdatasync`s its file;
@@ -18,8 +20,8 @@
 //!
 //! An entry: body length (u32 LE), CRC-32 of the body (u32 LE), then the
 //! body: the append's first global position (u64 LE), the length of its
-//! index value (u32 LE), its index value and its records value, both as
-//! `layout.rs` stores them in sled. A crash can cut the last entry: reading
+//! index entry (u32 LE), its index entry (`layout::append_entry`) and its
+//! records value as `layout.rs` stores it in sled. A crash can cut the last entry: reading
 //! stops at the first entry that is short or fails its CRC, or that does
 //! not continue the positions of the one before (an entry of an earlier
 //! round).
@@ -61,16 +63,34 @@ pub(crate) struct Entry<'a> {
 }
 
 /// The entries of a log, up to the first one that is cut or damaged.
-pub(crate) fn decode(mut bytes: &[u8]) -> Vec<Entry<'_>> {
+pub(crate) fn decode(bytes: &[u8]) -> Vec<Entry<'_>> {
+    decode_prefix(bytes).0
+}
+
+/// The entries of a group the writers queued, which must all be whole.
+pub(super) fn decode_group(bytes: &[u8]) -> std::io::Result<Vec<Entry<'_>>> {
+    let (entries, read) = decode_prefix(bytes);
+    if read != bytes.len() {
+        return Err(std::io::Error::other(format!(
+            "a commit group's log entries end after {read} of {} bytes (a bug)",
+            bytes.len()
+        )));
+    }
+    Ok(entries)
+}
+
+/// The entries up to the first cut or damaged one, and the bytes they take.
+fn decode_prefix(bytes: &[u8]) -> (Vec<Entry<'_>>, usize) {
     let mut entries = Vec::new();
-    while let Some((header, rest)) = bytes.split_first_chunk::<HEADER>() {
+    let mut rest = bytes;
+    while let Some((header, after)) = rest.split_first_chunk::<HEADER>() {
         let body_len = u32::from_le_bytes([header[0], header[1], header[2], header[3]]) as usize;
         let crc = u32::from_le_bytes([header[4], header[5], header[6], header[7]]);
         if body_len < 12 {
             // Zeros: the part of a preallocated log never written.
             break;
         }
-        let Some((body, rest)) = rest.split_at_checked(body_len) else {
+        let Some((body, after)) = after.split_at_checked(body_len) else {
             break;
         };
         if crc32fast::hash(body) != crc {
@@ -80,9 +100,9 @@ pub(crate) fn decode(mut bytes: &[u8]) -> Vec<Entry<'_>> {
             break;
         };
         entries.push(entry);
-        bytes = rest;
+        rest = after;
     }
-    entries
+    (entries, bytes.len() - rest.len())
 }
 
 fn parse_body(body: &[u8]) -> Option<Entry<'_>> {
@@ -108,18 +128,14 @@ pub(super) fn replay(dir: &Path, db: &sled::Db, recovered: u64) -> Result<u64> {
     let mut last = recovered;
     // The last position of the log's previous entry.
     let mut logged: Option<u64> = None;
+    let mut missing = Vec::new();
     for entry in decode(&bytes) {
-        let Some(index) = layout::parse_index_value(entry.index_value) else {
-            return Err(StoreError::CorruptIndex {
-                position: entry.first_position,
-                detail: "a write-ahead log entry with a malformed index value".into(),
-            });
-        };
+        let append = parse_append(&entry)?;
         if logged.is_some_and(|logged| entry.first_position != logged + 1) {
             // An entry from before the last checkpoint: the log ends here.
             break;
         }
-        let entry_last = entry.first_position + u64::from(index.count) - 1;
+        let entry_last = entry.first_position + u64::from(append.count) - 1;
         logged = Some(entry_last);
         if entry_last <= last {
             continue;
@@ -134,15 +150,84 @@ pub(super) fn replay(dir: &Path, db: &sled::Db, recovered: u64) -> Result<u64> {
                 ),
             });
         }
-        // The order of `write`: the index entry first (see `recover`).
-        db.insert(layout::position_key(entry.first_position), entry.index_value)?;
-        db.insert(
-            layout::events_key(index.game.as_str(), index.first_seq),
-            entry.records,
-        )?;
+        missing.push(entry);
         last = entry_last;
     }
+    // Replayed again if a crash interrupts: in order is enough.
+    apply(db, &missing, Apply::InOrder)?;
     Ok(last)
+}
+
+fn parse_append(entry: &Entry<'_>) -> Result<layout::IndexEntry> {
+    layout::parse_append_entry(entry.index_value).ok_or_else(|| StoreError::CorruptIndex {
+        position: entry.first_position,
+        detail: "a write-ahead log entry with a malformed index value".into(),
+    })
+}
+
+/// How [`apply`] stores appends in sled.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Apply {
+    /// Each append's records, then their index item, as plain inserts.
+    /// sled recovers a prefix of its log, so a crash can leave records
+    /// without their index item: only for entries already durable in the
+    /// log, which opening replays over them.
+    InOrder,
+    /// One atomic batch per index item and its records, which sled
+    /// recovers all or nothing: for entries the log may lose. It costs
+    /// sled a log buffer write per batch (measured: 38 µs per append
+    /// instead of 21 µs, and a slower sync after it).
+    Atomic,
+}
+
+/// Stores whole appends (log entries whose positions continue each other)
+/// in sled: their records and, per [`layout::MAX_APPENDS_PER_ITEM`]
+/// appends, an index item after them.
+pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<()> {
+    let mut next_position = entries.first().map(|entry| entry.first_position);
+    for chunk in entries.chunks(layout::MAX_APPENDS_PER_ITEM) {
+        let mut writes = Vec::with_capacity(chunk.len() + 1);
+        let mut appends = Vec::with_capacity(chunk.len());
+        for entry in chunk {
+            let append = parse_append(entry)?;
+            if next_position != Some(entry.first_position) {
+                return Err(StoreError::CorruptIndex {
+                    position: entry.first_position,
+                    detail: format!(
+                        "appends to store do not continue each other: position {} after {:?}",
+                        entry.first_position, next_position
+                    ),
+                });
+            }
+            next_position = Some(entry.first_position + u64::from(append.count));
+            writes.push((
+                layout::events_key(append.game.as_str(), append.first_seq),
+                entry.records.to_vec(),
+            ));
+            appends.push(append);
+        }
+        if let Some(first) = chunk.first() {
+            writes.push((
+                layout::position_key(first.first_position).to_vec(),
+                layout::index_item(&appends),
+            ));
+        }
+        match how {
+            Apply::InOrder => {
+                for (key, value) in writes {
+                    db.insert(key, value)?;
+                }
+            }
+            Apply::Atomic => {
+                let mut batch = sled::Batch::default();
+                for (key, value) in writes {
+                    batch.insert(key, value);
+                }
+                db.apply_batch(batch)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// The log file: preallocated and written in place, from its start again

@@ -8,9 +8,10 @@ use carcassonne_store::*;
 use crate::support::{event, game, open};
 
 /// Games `game-a` … `game-f`, five single-event appends each; payloads
-/// `MARKER-<game>-<seq>` so that tests can find them on disk.
+/// `MARKER-<game>-<seq>` so that tests can find them on disk. Written to
+/// the write-ahead log too (`Durability::None` skips it), unsynced.
 fn fill(path: &Path) {
-    let store = open(path, Durability::None);
+    let store = open(path, Durability::Written);
     for name in ["game-a", "game-b", "game-c", "game-d", "game-e", "game-f"] {
         for seq in 0..5 {
             let payload = format!("MARKER-{name}-{:04}", seq + 1);
