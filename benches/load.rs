@@ -26,8 +26,8 @@
 //! - `LOAD_PLAYERS` [2]: seats per game;
 //! - `LOAD_DURABILITY` [flush]: `flush` (the default store: the
 //!   write-ahead log written and `fdatasync`ed), `written` (the log written,
-//!   not synced) or `none` (acknowledged before the log is written; for
-//!   finding out what the disk costs, not a figure to quote);
+//!   not synced) or `none` (no log: acknowledged once in sled's memory;
+//!   for finding out what the disk costs, not a figure to quote);
 //! - `LOAD_THREADS` [the number of cores]: tokio worker threads, shared by
 //!   the server and the clients.
 //!

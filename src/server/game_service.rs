@@ -72,8 +72,8 @@ impl GameService {
     ) -> Result<Acted, ApiError> {
         let acting = match self.games.cached(&id) {
             // A cached game reads nothing from the disk: deciding and
-            // writing the action (into sled's memory and the log's queue)
-            // takes microseconds, less than a handoff to a blocking thread.
+            // queueing the action for the store's committer takes
+            // microseconds, less than a handoff to a blocking thread.
             Some(loaded) => {
                 let _permit = self.permit()?;
                 self.games

@@ -105,12 +105,14 @@
 //! - **Disk space.** sled is log-structured: it rewrites whole pages and
 //!   reclaims old segments lazily. Measured with 10,000 games of 75 events
 //!   of 10 bytes (`cargo run --release -p carcassonne-store --example
-//!   disk_usage`): 133 KB on disk per game, 178 times the payload. Our
-//!   own bytes are about 256 per event (34 times the payload: two SHA-256
-//!   hashes, a 36-byte game id and the envelope per 10-byte event, plus
-//!   its key and global index entry); sled multiplies them by about 5.
-//!   [`StoreConfig::compression`] (zstd) brings it to 36 KB per game (48
-//!   times the payload), for about twice the CPU per append. The
+//!   disk_usage`): 100 KB on disk per game, 134 times the payload (133
+//!   KB with layout 1's index entry per append). Our own bytes are about
+//!   250 per event (33 times the payload: the 151-byte record with two
+//!   SHA-256 hashes, a 36-byte game id and the envelope of a 10-byte
+//!   event, its key, its share of the group's index item); sled
+//!   multiplies them by about 5. [`StoreConfig::compression`] (zstd)
+//!   brings it to 36 KB per game (49 times the payload), for about twice
+//!   the CPU per append. The
 //!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
 //!   by default instead of sled's 1 GiB).
 //! - **sled's file lock outlives a dropped database for a moment** (its
