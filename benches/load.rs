@@ -2,7 +2,8 @@
 //! driven through tonic clients. `cargo bench --bench load`.
 //!
 //! It keeps `LOAD_GAMES` games in flight over `LOAD_CONNECTIONS` HTTP/2
-//! connections, with at most `LOAD_CALLS` calls in flight among them. Each game is created, then played to its end by a bot
+//! connections, with at most `LOAD_CALLS` calls in flight among them.
+//! Each game is created, then played to its end by a bot
 //! (Act with a random legal action as the pending seat, in the basic view:
 //! no board, which a random bot does not need; the legal actions
 //! coming from the previous Act's answer, or from GetLegalActions at the
@@ -17,11 +18,16 @@
 //! - `LOAD_BASELINE_SECONDS` [5]: measured seconds of each baseline;
 //! - `LOAD_WARMUP_SECONDS` [1]: unmeasured seconds before each phase;
 //! - `LOAD_GAMES` [256]: games in flight;
-//! - `LOAD_CALLS` [`LOAD_GAMES`]: calls in flight, in play and in the
-//!   baselines. By Little's law the mean latency is calls in flight over
-//!   throughput: with 256 calls in flight, p99 under 10 ms would take more
-//!   than 25,600 calls/s. A game waits for a free call before each of its
-//!   calls; a latency is timed from the call's start, not the wait;
+//! - `LOAD_CALLS` [32,256]: calls in flight, in play and in the baselines;
+//!   a list runs one round per entry, each with its own baselines, and
+//!   ends with a summary. The games are the bots; the calls in flight are
+//!   how many of them have a request at the server at once (a bot that
+//!   thinks, or a client with a bounded pool). A game waits for a free
+//!   call before each of its calls; a latency is timed from the call's
+//!   start, not the wait. By Little's law the mean latency is calls in
+//!   flight over throughput: with 256 calls in flight, a p99 under 10 ms
+//!   would take more than 25,600 calls/s, about what the trivial baseline
+//!   call itself reaches on 2 cores, hence the second round;
 //! - `LOAD_CONNECTIONS` [8]: client connections;
 //! - `LOAD_PLAYERS` [2]: seats per game;
 //! - `LOAD_DURABILITY` [flush]: `flush` (the default store: the
@@ -67,7 +73,8 @@ struct Settings {
     baseline_seconds: u64,
     warmup_seconds: u64,
     games: usize,
-    calls: usize,
+    /// One round per entry.
+    calls: Vec<usize>,
     connections: usize,
     players: usize,
     durability: Durability,
@@ -88,13 +95,22 @@ impl Settings {
             baseline_seconds: env("LOAD_BASELINE_SECONDS", 5),
             warmup_seconds: env("LOAD_WARMUP_SECONDS", 1),
             games: env("LOAD_GAMES", 256),
-            calls: env("LOAD_CALLS", env("LOAD_GAMES", 256)),
+            calls: env("LOAD_CALLS", "32,256".to_owned())
+                .split(',')
+                .map(|calls| {
+                    calls
+                        .trim()
+                        .parse()
+                        .expect("LOAD_CALLS: numbers separated by commas")
+                })
+                .collect(),
             connections: env("LOAD_CONNECTIONS", 8),
             players: env("LOAD_PLAYERS", 2),
             durability,
             threads: env("LOAD_THREADS", cores),
         };
-        assert!(settings.games > 0 && settings.calls > 0 && settings.connections > 0 && settings.threads > 0);
+        assert!(settings.games > 0 && settings.connections > 0 && settings.threads > 0);
+        assert!(!settings.calls.is_empty() && settings.calls.iter().all(|&calls| calls > 0));
         assert!(settings.seconds > 0 && settings.baseline_seconds > 0);
         settings
     }
@@ -185,6 +201,7 @@ fn create_request(request_id: String, players: usize, rng: &mut Rng) -> proto::C
 /// One bot: creates games and plays each to its end, until the window ends,
 /// each call within one of the `calls` in flight.
 async fn play(
+    round_index: usize,
     worker: usize,
     channel: Channel,
     window: Window,
@@ -199,7 +216,7 @@ async fn play(
         round += 1;
         let call = calls.acquire().await.unwrap();
         let started = Instant::now();
-        let request = create_request(format!("load-{worker}-{round}"), players, &mut rng);
+        let request = create_request(format!("load-{round_index}-{worker}-{round}"), players, &mut rng);
         let result = client.create_game(request).await;
         drop(call);
         let Ok(created) = tally.time(window, "CreateGame", started, result) else {
@@ -395,10 +412,9 @@ async fn run(settings: Settings) {
     }));
     let channels = connect(addr, settings.connections).await;
     println!(
-        "load: {} games and {} calls in flight over {} connections, {} tokio threads on {} cores, \
+        "load: {} games in flight over {} connections, {} tokio threads on {} cores, \
          {}-player games, durability {:?}, store in {}",
         settings.games,
-        settings.calls,
         settings.connections,
         settings.threads,
         std::thread::available_parallelism().map_or(0, |n| n.get()),
@@ -406,19 +422,68 @@ async fn run(settings: Settings) {
         settings.durability,
         dir.path().display(),
     );
+    let mut summary = Vec::new();
+    for (index, &calls) in settings.calls.iter().enumerate() {
+        summary.push(round(&settings, &channels, index, calls).await);
+    }
+    drop(channels);
+    let _ = stop.send(());
+    server.await.unwrap().unwrap();
 
+    println!();
+    println!(
+        "{} games in flight: Act against the health Check baseline, per calls in flight",
+        settings.games
+    );
+    println!(
+        "{:>15} {:>14} {:>12} {:>8} {:>10} {:>10}  targets (ratio >= {RATIO_TARGET}, p99 < {})",
+        "calls in flight",
+        "baseline/s",
+        "Act/s",
+        "ratio",
+        "Act p50",
+        "Act p99",
+        ms(ACT_P99_TARGET)
+    );
+    for line in summary {
+        let ratio = line.act.per_second / line.baseline.per_second;
+        let verdict = |met: bool| if met { "met" } else { "MISSED" };
+        println!(
+            "{:>15} {:>14.0} {:>12.0} {:>8.3} {:>10} {:>10}  ratio {}, p99 {}",
+            line.calls,
+            line.baseline.per_second,
+            line.act.per_second,
+            ratio,
+            ms(line.act.p50),
+            ms(line.act.p99),
+            verdict(ratio >= RATIO_TARGET),
+            verdict(line.act.p99 < ACT_P99_TARGET),
+        );
+    }
+}
+
+/// The figures of one round, for the summary.
+struct Round {
+    calls: usize,
+    baseline: Figures,
+    act: Figures,
+}
+
+/// One round at `calls` calls in flight: the baselines, then play.
+async fn round(settings: &Settings, channels: &[Channel], index: usize, calls: usize) -> Round {
     // Baselines: the same connections and concurrency, trivial calls.
     let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
-    let mut health = phase(&channels, settings.calls, |_, channel| {
-        check_health(channel, window)
-    })
-    .await;
+    let mut health = phase(channels, calls, |_, channel| check_health(channel, window)).await;
     let health_figures = figures(&mut health, "health Check", window);
 
     let mut client = GameServiceClient::new(channels[0].clone());
     let mut rng = Rng(1);
     let one = client
-        .create_game(create_request("baseline".to_owned(), settings.players, &mut rng))
+        .create_game(create_request(
+            format!("baseline-{index}"),
+            settings.players,
+            &mut rng,
+        ))
         .await
         .unwrap()
         .into_inner()
@@ -426,7 +491,7 @@ async fn run(settings: Settings) {
         .unwrap()
         .name;
     let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
-    let mut read = phase(&channels, settings.calls, |_, channel| {
+    let mut read = phase(channels, calls, |_, channel| {
         get_game(channel, window, one.clone())
     })
     .await;
@@ -435,21 +500,17 @@ async fn run(settings: Settings) {
     // Play.
     let window = Window::after_warmup(settings.warmup_seconds, settings.seconds);
     let players = settings.players;
-    let calls = Arc::new(Semaphore::new(settings.calls));
-    let mut played = phase(&channels, settings.games, |i, channel| {
-        play(i, channel, window, players, calls.clone())
+    let permits = Arc::new(Semaphore::new(calls));
+    let mut played = phase(channels, settings.games, |i, channel| {
+        play(index, i, channel, window, players, permits.clone())
     })
     .await;
     let act = figures(&mut played, "Act", window);
     let legal = figures(&mut played, "GetLegalActions", window);
     let created = figures(&mut played, "CreateGame", window);
 
-    drop(client);
-    drop(channels);
-    let _ = stop.send(());
-    server.await.unwrap().unwrap();
-
     println!();
+    println!("{calls} calls in flight:");
     println!(
         "{:<26} {:>12} {:>12} {:>12} {:>10}",
         "call", "calls/s", "p50", "p99", "calls"
@@ -471,16 +532,9 @@ async fn run(settings: Settings) {
         "  play: {} games finished in {} s, {stale} stale-version retries",
         played.games_finished, settings.seconds
     );
-    println!();
-    let ratio = act.per_second / health_figures.per_second;
-    println!(
-        "actions/s / baseline calls/s = {ratio:.3} (target >= {RATIO_TARGET}): {}",
-        if ratio >= RATIO_TARGET { "met" } else { "MISSED" }
-    );
-    println!(
-        "Act p99 = {} (target < {}): {}",
-        ms(act.p99),
-        ms(ACT_P99_TARGET),
-        if act.p99 < ACT_P99_TARGET { "met" } else { "MISSED" }
-    );
+    Round {
+        calls,
+        baseline: health_figures,
+        act,
+    }
 }
