@@ -79,3 +79,46 @@ fn parallel_games_share_flushes_without_losing_anything() {
     assert!(report.is_ok(), "{report:?}");
     assert_eq!((report.games, report.events), (threads, threads * appends));
 }
+
+/// Writers queue appends and the committer puts them into sled later: an
+/// append to a game whose previous one is still queued chains onto it,
+/// and a retry of a queued append gets its result, however small the
+/// writer's game cache (games with queued appends stay in it).
+#[test]
+fn appends_queued_behind_each_other_chain_on_and_retries_get_the_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = SledStore::open(
+        dir.path(),
+        StoreConfig {
+            game_cache_capacity: 1,
+            ..crate::support::config(Durability::Flush)
+        },
+    )
+    .unwrap();
+    let games: Vec<GameId> = (0..50).map(|n| game(&format!("queued-{n}"))).collect();
+    let mut pending = Vec::new();
+    for seq in 0..3u64 {
+        for id in &games {
+            let request = RequestId::new(format!("{id}-{seq}")).unwrap();
+            let written = store.write(id, seq, &request, &[event(&[seq as u8])]).unwrap();
+            let retried = store.write(id, seq, &request, &[event(b"other")]).unwrap();
+            assert_eq!(retried.appended(), written.appended());
+            pending.push(written);
+        }
+    }
+    for written in pending {
+        written.wait().unwrap();
+    }
+    for id in &games {
+        let payloads: Vec<Vec<u8>> = store
+            .read_game(id, 1)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.payload)
+            .collect();
+        assert_eq!(payloads, [[0], [1], [2]]);
+    }
+    let report = store.verify_all().unwrap();
+    assert!(report.is_ok(), "{report:?}");
+    assert_eq!(report.events, 150);
+}
