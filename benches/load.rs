@@ -14,9 +14,14 @@
 //! service's Check (the ratio's denominator) and GetGame of one game.
 //!
 //! Environment (defaults in brackets):
-//! - `LOAD_SECONDS` [20]: measured seconds of play;
-//! - `LOAD_BASELINE_SECONDS` [5]: measured seconds of each baseline;
-//! - `LOAD_WARMUP_SECONDS` [1]: unmeasured seconds before each phase;
+//! - `LOAD_SECONDS` [20]: measured seconds of play, per round;
+//! - `LOAD_BASELINE_SECONDS` [5]: measured seconds of each baseline, per
+//!   round;
+//! - `LOAD_SLICES` [4]: the health Check baseline and play alternate in
+//!   this many slices, so that the drift of a noisy machine weighs on the
+//!   ratio's two sides alike;
+//! - `LOAD_WARMUP_SECONDS` [1]: unmeasured seconds before each phase and
+//!   slice;
 //! - `LOAD_GAMES` [256]: games in flight;
 //! - `LOAD_CALLS` [32,256]: calls in flight, in play and in the baselines;
 //!   a list runs one round per entry, each with its own baselines, and
@@ -75,6 +80,7 @@ struct Settings {
     games: usize,
     /// One round per entry.
     calls: Vec<usize>,
+    slices: usize,
     connections: usize,
     players: usize,
     durability: Durability,
@@ -104,6 +110,7 @@ impl Settings {
                         .expect("LOAD_CALLS: numbers separated by commas")
                 })
                 .collect(),
+            slices: env("LOAD_SLICES", 4),
             connections: env("LOAD_CONNECTIONS", 8),
             players: env("LOAD_PLAYERS", 2),
             durability,
@@ -111,7 +118,7 @@ impl Settings {
         };
         assert!(settings.games > 0 && settings.connections > 0 && settings.threads > 0);
         assert!(!settings.calls.is_empty() && settings.calls.iter().all(|&calls| calls > 0));
-        assert!(settings.seconds > 0 && settings.baseline_seconds > 0);
+        assert!(settings.seconds > 0 && settings.baseline_seconds > 0 && settings.slices > 0);
         settings
     }
 }
@@ -125,11 +132,11 @@ struct Window {
 }
 
 impl Window {
-    fn after_warmup(warmup: u64, seconds: u64) -> Window {
+    fn after_warmup(warmup: u64, seconds: f64) -> Window {
         let start = Instant::now() + Duration::from_secs(warmup);
         Window {
             start,
-            end: start + Duration::from_secs(seconds),
+            end: start + Duration::from_secs_f64(seconds),
         }
     }
 
@@ -201,7 +208,7 @@ fn create_request(request_id: String, players: usize, rng: &mut Rng) -> proto::C
 /// One bot: creates games and plays each to its end, until the window ends,
 /// each call within one of the `calls` in flight.
 async fn play(
-    round_index: usize,
+    tag: String,
     worker: usize,
     channel: Channel,
     window: Window,
@@ -216,7 +223,7 @@ async fn play(
         round += 1;
         let call = calls.acquire().await.unwrap();
         let started = Instant::now();
-        let request = create_request(format!("load-{round_index}-{worker}-{round}"), players, &mut rng);
+        let request = create_request(format!("load-{tag}-{worker}-{round}"), players, &mut rng);
         let result = client.create_game(request).await;
         drop(call);
         let Ok(created) = tally.time(window, "CreateGame", started, result) else {
@@ -341,7 +348,8 @@ struct Figures {
     calls: usize,
 }
 
-fn figures(tally: &mut Tally, call: &str, window: Window) -> Figures {
+/// `seconds`: the measured time the tally covers.
+fn figures(tally: &mut Tally, call: &str, seconds: f64) -> Figures {
     let mut none = Vec::new();
     let latencies = tally.latencies.get_mut(call).unwrap_or(&mut none);
     latencies.sort_unstable();
@@ -353,7 +361,7 @@ fn figures(tally: &mut Tally, call: &str, window: Window) -> Figures {
         latencies[rank - 1]
     };
     Figures {
-        per_second: latencies.len() as f64 / window.seconds(),
+        per_second: latencies.len() as f64 / seconds,
         p50: at(0.50),
         p99: at(0.99),
         calls: latencies.len(),
@@ -469,13 +477,9 @@ struct Round {
     act: Figures,
 }
 
-/// One round at `calls` calls in flight: the baselines, then play.
+/// One round at `calls` calls in flight: GetGame's baseline, then the
+/// health Check baseline and play, alternating in slices.
 async fn round(settings: &Settings, channels: &[Channel], index: usize, calls: usize) -> Round {
-    // Baselines: the same connections and concurrency, trivial calls.
-    let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
-    let mut health = phase(channels, calls, |_, channel| check_health(channel, window)).await;
-    let health_figures = figures(&mut health, "health Check", window);
-
     let mut client = GameServiceClient::new(channels[0].clone());
     let mut rng = Rng(1);
     let one = client
@@ -490,24 +494,40 @@ async fn round(settings: &Settings, channels: &[Channel], index: usize, calls: u
         .game
         .unwrap()
         .name;
-    let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds);
+    let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds as f64);
     let mut read = phase(channels, calls, |_, channel| {
         get_game(channel, window, one.clone())
     })
     .await;
-    let read_figures = figures(&mut read, "GetGame", window);
+    let read_figures = figures(&mut read, "GetGame", window.seconds());
 
-    // Play.
-    let window = Window::after_warmup(settings.warmup_seconds, settings.seconds);
-    let players = settings.players;
-    let permits = Arc::new(Semaphore::new(calls));
-    let mut played = phase(channels, settings.games, |i, channel| {
-        play(index, i, channel, window, players, permits.clone())
-    })
-    .await;
-    let act = figures(&mut played, "Act", window);
-    let legal = figures(&mut played, "GetLegalActions", window);
-    let created = figures(&mut played, "CreateGame", window);
+    // The machine's speed drifts (2 shared, noisy cores): the baseline and
+    // play alternate so that the drift weighs on both alike.
+    let slices = settings.slices as f64;
+    let mut health = Tally::default();
+    let mut played = Tally::default();
+    let (mut health_seconds, mut play_seconds) = (0.0, 0.0);
+    for slice in 0..settings.slices {
+        let window = Window::after_warmup(settings.warmup_seconds, settings.baseline_seconds as f64 / slices);
+        health.merge(phase(channels, calls, |_, channel| check_health(channel, window)).await);
+        health_seconds += window.seconds();
+
+        let window = Window::after_warmup(settings.warmup_seconds, settings.seconds as f64 / slices);
+        let players = settings.players;
+        let permits = Arc::new(Semaphore::new(calls));
+        let tag = format!("{index}-{slice}");
+        played.merge(
+            phase(channels, settings.games, |i, channel| {
+                play(tag.clone(), i, channel, window, players, permits.clone())
+            })
+            .await,
+        );
+        play_seconds += window.seconds();
+    }
+    let health_figures = figures(&mut health, "health Check", health_seconds);
+    let act = figures(&mut played, "Act", play_seconds);
+    let legal = figures(&mut played, "GetLegalActions", play_seconds);
+    let created = figures(&mut played, "CreateGame", play_seconds);
 
     println!();
     println!("{calls} calls in flight:");
