@@ -194,6 +194,8 @@ struct DiskLog {
     checkpoints: usize,
     acknowledged: u64,
     fail_syncs: bool,
+    fail_checkpoints: bool,
+    panic_on_apply: bool,
 }
 
 impl FakeDisk {
@@ -209,7 +211,9 @@ impl Disk for FakeDisk {
     }
 
     fn apply(&mut self, entries: &[u8], _: crate::sled_store::wal::Apply) -> std::io::Result<()> {
-        self.log().applied.extend_from_slice(entries);
+        let mut log = self.log();
+        assert!(!log.panic_on_apply, "injected: a bug in sled");
+        log.applied.extend_from_slice(entries);
         Ok(())
     }
 
@@ -234,6 +238,9 @@ impl Disk for FakeDisk {
 
     fn checkpoint(&mut self, position: u64) -> std::io::Result<()> {
         let mut log = self.log();
+        if log.fail_checkpoints {
+            return Err(std::io::Error::other("injected: sled's flush failed"));
+        }
         log.checkpoints += 1;
         log.acknowledged = position;
         Ok(())
@@ -368,6 +375,39 @@ fn a_failed_sync_acknowledges_nothing_and_stops_the_store() {
     assert_eq!(commit.durable(), 5);
     commit.stop();
     thread.join().unwrap();
+}
+
+#[test]
+fn a_failed_checkpoint_is_reported_to_its_caller() {
+    let (commit, disk, thread) = committer(Durability::Flush, 0);
+    write(&commit, 1).wait().unwrap();
+    disk.log().fail_checkpoints = true;
+    let result = commit.checkpoint();
+    assert!(
+        matches!(&result, Err(StoreError::Io(e)) if e.to_string().contains("injected: sled's flush failed")),
+        "{result:?}"
+    );
+    assert!(commit.failure().is_some());
+    commit.stop();
+    thread.join().unwrap();
+}
+
+#[test]
+fn a_panicking_committer_stops_the_store_and_wakes_every_waiter() {
+    let (commit, disk, thread) = committer(Durability::Flush, 0);
+    disk.0.lock().unwrap().panic_on_apply = true;
+    let waited = write(&commit, 1).wait();
+    assert!(
+        matches!(&waited, Err(StoreError::Io(e)) if e.to_string().contains("panicked")),
+        "{waited:?}"
+    );
+    assert!(commit.failure().is_some_and(|f| f.contains("panicked")));
+    assert!(matches!(
+        block_on(write(&commit, 2).acknowledged()),
+        Err(StoreError::Io(_))
+    ));
+    assert!(matches!(commit.checkpoint(), Err(StoreError::Io(_))));
+    assert!(thread.join().is_err(), "the committer panicked");
 }
 
 #[test]

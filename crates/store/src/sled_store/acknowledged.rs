@@ -7,11 +7,14 @@
 //! looks like that, but so does one flipped byte in the middle of the log,
 //! and then every later write of every game is gone without an error.
 //!
-//! So after each group flush the leader writes the position it made
-//! durable to the file `acknowledged` (16 bytes, no fsync of its own: it
-//! only ever trails what sled already has on disk, and after a power loss
-//! an older value is still a true lower bound). On open, a store whose
-//! sled recovered less than that refuses to open with
+//! So after each group the committer writes the position it made durable
+//! to the file `acknowledged` (16 bytes, no fsync of its own: under the
+//! default durability it trails what the synced write-ahead log holds, and
+//! after a power loss an older value is still a true lower bound; under
+//! `Durability::Written` nothing is synced, so a power loss can leave it
+//! ahead, and the store then refuses to open, as it should: acknowledged
+//! appends were lost). On open, a store whose sled and log together
+//! recovered less than that refuses to open with
 //! [`StoreError::CorruptIndex`]: the operator restores a backup, or deletes
 //! the file to accept the loss.
 

@@ -6,8 +6,9 @@
 //! committer, takes whatever entries queued up, writes them to the log with
 //! one `write`, syncs the log with one `fdatasync`, applies them to sled,
 //! marks everything up to the last of them durable and wakes their
-//! waiters. Writers never touch sled: the committer's batches give the
-//! global index one item per group instead of one insert per append. Whatever queued during that sync is the next group: under
+//! waiters. Writers never touch sled, so the committer can give the global
+//! index one item per group (per 32 appends of it) instead of one insert
+//! per append. Whatever queued during that sync is the next group: under
 //! load one disk sync acknowledges every append written while the previous
 //! one ran, and nobody waits for a batch to fill.
 //!
@@ -141,9 +142,13 @@ impl GroupCommit {
     /// Starts the committer thread, which owns `disk` until [`stop`](Self::stop).
     pub(crate) fn start(self: &Arc<Self>, disk: Box<dyn Disk>) -> std::io::Result<JoinHandle<()>> {
         let commit = Arc::clone(self);
-        thread::Builder::new()
-            .name("store-commit".into())
-            .spawn(move || commit.run(disk))
+        thread::Builder::new().name("store-commit".into()).spawn(move || {
+            // A panic in here (sled has asserts of its own) must not leave
+            // waiters asleep forever: it stops the store like a failed
+            // write.
+            let _stop_on_panic = StopOnPanic(&commit);
+            commit.run(disk);
+        })
     }
 
     fn lock(&self) -> MutexGuard<'_, State> {
@@ -212,8 +217,9 @@ impl GroupCommit {
     fn run(&self, mut disk: Box<dyn Disk>) {
         let mut group = Vec::new();
         let mut state = self.lock();
-        // The highest position in sled: what a checkpoint covers.
-        let mut applied = state.written;
+        // The highest position in sled: what a checkpoint covers. Only this
+        // thread moves the durable position, so at its start that is it.
+        let mut applied = state.durable;
         loop {
             while state.failed.is_none()
                 && state.pending_log.is_empty()
@@ -253,9 +259,11 @@ impl GroupCommit {
             if state.failed.is_none() && (requested || closing || disk.wants_checkpoint()) {
                 drop(state);
                 let result = disk.checkpoint(applied);
+                let succeeded = result.is_ok();
                 state = self.lock();
                 state = self.settle(state, applied, result, "checkpointing sled");
-                if covers_requests {
+                // A failed checkpoint serves nobody: its callers see `failed`.
+                if covers_requests && succeeded {
                     state.checkpoints_done = state.checkpoints_done.max(wanted);
                 }
                 self.checkpointed.notify_all();
@@ -298,15 +306,7 @@ impl GroupCommit {
     ) -> MutexGuard<'a, State> {
         let wake = match result {
             Ok(()) => self.mark_durable(&mut state, target),
-            Err(error) => {
-                state.failed = Some(format!(
-                    "the store stopped taking appends: {doing} failed ({error}); reopen it to recover \
-                     what is on disk"
-                ));
-                self.stopped.store(true, Ordering::Release);
-                self.checkpointed.notify_all();
-                std::mem::take(&mut state.waiters)
-            }
+            Err(error) => self.fail(&mut state, format!("{doing} failed ({error})")),
         };
         if wake.is_empty() {
             return state;
@@ -314,6 +314,17 @@ impl GroupCommit {
         drop(state);
         wake_all(wake);
         self.lock()
+    }
+
+    /// Stops the store's appends for `reason`; returns the waiters to wake
+    /// (with the error).
+    fn fail(&self, state: &mut State, reason: String) -> Vec<Waiter> {
+        state.failed = Some(format!(
+            "the store stopped taking appends: {reason}; reopen it to recover what is on disk"
+        ));
+        self.stopped.store(true, Ordering::Release);
+        self.checkpointed.notify_all();
+        std::mem::take(&mut state.waiters)
     }
 
     /// Moves the durable position, publishes what it covers and returns the
@@ -374,6 +385,22 @@ impl Acknowledger for GroupCommit {
             return Poll::Ready(Ok(()));
         }
         self.check_or_register(position, || Wake::Task(cx.waker().clone()))
+    }
+}
+
+/// Stops the store if the committer thread unwinds.
+struct StopOnPanic<'a>(&'a GroupCommit);
+
+impl Drop for StopOnPanic<'_> {
+    fn drop(&mut self) {
+        if thread::panicking() {
+            let mut state = self.0.lock();
+            let wake = self
+                .0
+                .fail(&mut state, "the committer thread panicked (a bug)".to_owned());
+            drop(state);
+            wake_all(wake);
+        }
     }
 }
 

@@ -3,7 +3,7 @@
 //! | key | value |
 //! | --- | --- |
 //! | `e` game `\0` first seq (u64 BE) | the records of one append (below) |
-//! | `p` first position (u64 BE) | an index item: the appends of one commit group, in position order (below) |
+//! | `p` first position (u64 BE) | an index item: up to 32 appends of one commit group, in position order (below) |
 //! | `mlayout` | this layout's version, `2` |
 //!
 //! An append's records share one value, each framed by its length (u32
@@ -11,11 +11,14 @@
 //! entry per append: its keys grow with the position, so every insert
 //! lands in the rightmost leaf, and one insert per append cost as much as
 //! the records themselves (measured: 64 concurrent games went from 7x to
-//! 11x the one-writer rate without it). The committer writes a group's
-//! records and its index items with one `apply_batch`, which sled recovers
-//! all or nothing, after the group's write-ahead log entries: nothing is
-//! ever in sled without its index. Request ids live in the records only:
-//! the writer's game cache (`games.rs`) finds retries.
+//! 11x the one-writer rate without it). The committer puts a group into
+//! sled once its write-ahead log entries are synced: each append's
+//! records, then the index item. sled recovers a prefix of its log, so an
+//! index item always has its records; records a crash left without their
+//! item are in the log, and opening replays them (`wal.rs`). Where the log
+//! is not synced first (`Durability::Written`, `None`), an item and its
+//! records go in one atomic `apply_batch` instead. Request ids live in the
+//! records only: the writer's game cache (`games.rs`) finds retries.
 //!
 //! An index item is a version byte `2`, then per append: its first seq
 //! (u64 BE), its event count (u16 BE), the length of its game id (u8) and
@@ -173,6 +176,11 @@ pub(super) fn index_item<'a>(entries: impl IntoIterator<Item = &'a IndexEntry>) 
         value.extend_from_slice(entry.game.as_str().as_bytes());
     }
     value
+}
+
+/// Whether an index item was written by layout 1.
+pub(super) fn is_layout_1_item(value: &[u8]) -> bool {
+    value.first() == Some(&0)
 }
 
 /// The appends of an index item of either layout; `None` if malformed.

@@ -300,11 +300,13 @@ fn stored_compression(path: &Path) -> Option<bool> {
 /// Returns the last stored position, after repairing the one append a
 /// crash can leave cut in a store of layout 1.
 ///
-/// Layout 2 stores an index item and its records in one atomic batch, so
-/// nothing is ever cut. Layout 1 inserted an append's index entry, then
-/// its records; sled recovers a prefix of its log, so only the last append
-/// could be cut, and it was never acknowledged: an index item none of
-/// whose records are there is removed. One with some of them is damage.
+/// Layout 2 inserts an index item after its records (or with them, in one
+/// batch): sled recovers a prefix of its log, so an item always has its
+/// records, and records a crash left without their item are replayed from
+/// the write-ahead log (`wal::replay`). An item without records is damage.
+/// Layout 1 inserted an append's index entry, then its records, so its
+/// last append could be cut, and it was never acknowledged: such an item
+/// is removed.
 fn recover(db: &sled::Db) -> Result<u64> {
     loop {
         let Some(item) = db
@@ -334,7 +336,7 @@ fn recover(db: &sled::Db) -> Result<u64> {
         if present == entries.len() {
             return Ok(position + layout::item_events(&entries) - 1);
         }
-        if present > 0 {
+        if present > 0 || !layout::is_layout_1_item(&value) {
             return Err(StoreError::CorruptIndex {
                 position,
                 detail: format!(
@@ -404,11 +406,11 @@ impl EventStore for SledStore {
     }
 
     fn verify_game(&self, game: &GameId) -> Result<VerifyReport> {
-        read::verify_game(&self.db, game)
+        read::verify_game(&self.db, self.commit.durable(), game)
     }
 
     fn verify_all(&self) -> Result<VerifyReport> {
-        read::verify_all(&self.db)
+        read::verify_all(&self.db, self.commit.durable())
     }
 }
 

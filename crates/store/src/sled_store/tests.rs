@@ -243,3 +243,38 @@ fn records_a_crash_left_without_their_index_item_are_completed_from_the_log() {
     let retried = store.append(&id, 0, &request, &[new(b"three")]).unwrap();
     assert_eq!(retried.first_position, 3);
 }
+
+/// A layout-2 index item whose records are all missing cannot come from a
+/// crash (records go in first): it is damage, reported, and not repaired
+/// away as a layout-1 cut append would be.
+#[test]
+fn an_index_item_of_layout_2_without_its_records_is_refused_not_removed() {
+    let dir = tempfile::tempdir().unwrap();
+    let id = game("g-damaged");
+    {
+        let store = SledStore::open(dir.path(), StoreConfig::default()).unwrap();
+        let event = NewEvent {
+            actor: Actor::Server,
+            schema: 1,
+            payload: b"x".to_vec(),
+        };
+        store
+            .append(&id, 0, &RequestId::none(), std::slice::from_ref(&event))
+            .unwrap();
+    }
+    {
+        let db = open_raw(dir.path());
+        db.remove(layout::events_key("g-damaged", 1)).unwrap();
+        db.flush().unwrap();
+    }
+    let error = SledStore::open(dir.path(), StoreConfig::default()).unwrap_err();
+    assert!(
+        matches!(error, StoreError::CorruptIndex { position: 1, .. }),
+        "{error}"
+    );
+    let db = open_raw(dir.path());
+    assert!(
+        db.get(layout::position_key(1)).unwrap().is_some(),
+        "the evidence stays"
+    );
+}
