@@ -293,9 +293,12 @@ impl Games {
                 },
                 other => store_error(other),
             })?;
+        // Not `..(*loaded).clone()`: that would clone the game once more.
         let next = Loaded {
+            info: loaded.info.clone(),
+            opened: loaded.opened.clone(),
             game,
-            ..(*loaded).clone()
+            version: loaded.version,
         };
         Ok(Acting::Written(Box::new(WrittenAct {
             id: id.clone(),
