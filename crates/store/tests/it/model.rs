@@ -95,8 +95,17 @@ fn as_model(event: &StoredEvent) -> ModelEvent {
     }
 }
 
-/// One random append, run against the store and the model.
-fn step(rng: &mut Rng, store: &dyn EventStore, model: &mut Model, clock: &ManualClock, op: u64) {
+/// One random append, run against the store and the model. Half of them
+/// are written without waiting for their acknowledgement, which is kept in
+/// `queued`: later appends and retries meet them still on their way.
+fn step(
+    rng: &mut Rng,
+    store: &dyn EventStore,
+    model: &mut Model,
+    clock: &ManualClock,
+    op: u64,
+    queued: &mut Vec<Written>,
+) {
     let game = GAMES[rng.below(GAMES.len() as u64) as usize];
     let last = model.last_seq(game);
     let expected = match rng.below(100) {
@@ -125,12 +134,19 @@ fn step(rng: &mut Rng, store: &dyn EventStore, model: &mut Model, clock: &Manual
         .collect();
     clock.advance(rng.below(1000));
     let wanted = model.append(game, expected, &request, clock.now_millis(), &events);
-    let got = store.append(
-        &GameId::new(game).unwrap(),
-        expected,
-        &RequestId::new(request.as_str()).unwrap(),
-        &events,
+    let (id, request) = (
+        GameId::new(game).unwrap(),
+        RequestId::new(request.as_str()).unwrap(),
     );
+    let got = if rng.below(2) == 0 {
+        store.write(&id, expected, &request, &events).map(|written| {
+            let appended = *written.appended();
+            queued.push(written);
+            appended
+        })
+    } else {
+        store.append(&id, expected, &request, &events)
+    };
     match (&wanted, &got) {
         (Ok(wanted), Ok(got)) => assert_eq!(wanted, got, "op {op}"),
         (
@@ -147,8 +163,12 @@ fn step(rng: &mut Rng, store: &dyn EventStore, model: &mut Model, clock: &Manual
     }
 }
 
-/// Everything the store shows equals the model.
-fn compare(rng: &mut Rng, store: &dyn EventStore, model: &Model) {
+/// Everything the store shows equals the model, once what was queued is
+/// acknowledged.
+fn compare(rng: &mut Rng, store: &dyn EventStore, model: &Model, queued: &mut Vec<Written>) {
+    for written in queued.drain(..) {
+        written.wait().unwrap();
+    }
     for game in GAMES {
         let id = GameId::new(game).unwrap();
         match model.games.get(game) {
@@ -220,10 +240,11 @@ fn memory_store_behaves_like_the_model() {
         let clock = Arc::new(ManualClock::new(1_000));
         let store = MemoryStore::new(clock.clone());
         let mut model = Model::default();
+        let mut queued = Vec::new();
         for op in 0..ops {
-            step(&mut rng, &store, &mut model, &clock, op);
+            step(&mut rng, &store, &mut model, &clock, op, &mut queued);
         }
-        compare(&mut rng, &store, &model);
+        compare(&mut rng, &store, &model, &mut queued);
     }
 }
 
@@ -250,15 +271,16 @@ fn sled_store_behaves_like_the_model_across_reopens() {
             ..StoreConfig::default()
         };
         let mut model = Model::default();
+        let mut queued = Vec::new();
         let mut op = 0;
         for _reopen in 0..3 {
             let store = SledStore::open(dir.path(), config.clone()).unwrap();
-            compare(&mut rng, &store, &model);
+            compare(&mut rng, &store, &model, &mut queued);
             for _ in 0..ops / 3 {
-                step(&mut rng, &store, &mut model, &clock, op);
+                step(&mut rng, &store, &mut model, &clock, op, &mut queued);
                 op += 1;
             }
-            compare(&mut rng, &store, &model);
+            compare(&mut rng, &store, &model, &mut queued);
             store.flush().unwrap();
         }
     }
