@@ -90,12 +90,6 @@ struct Settings {
 impl Settings {
     fn from_env() -> Settings {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let durability = match env("LOAD_DURABILITY", "flush".to_owned()).as_str() {
-            "flush" => Durability::Flush,
-            "written" => Durability::Written,
-            "none" => Durability::None,
-            other => panic!("LOAD_DURABILITY={other:?}: expected flush, written or none"),
-        };
         let settings = Settings {
             seconds: env("LOAD_SECONDS", 20),
             baseline_seconds: env("LOAD_BASELINE_SECONDS", 5),
@@ -113,7 +107,7 @@ impl Settings {
             slices: env("LOAD_SLICES", 4),
             connections: env("LOAD_CONNECTIONS", 8),
             players: env("LOAD_PLAYERS", 2),
-            durability,
+            durability: support::durability("LOAD_DURABILITY"),
             threads: env("LOAD_THREADS", cores),
         };
         assert!(settings.games > 0 && settings.connections > 0 && settings.threads > 0);

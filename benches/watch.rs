@@ -92,12 +92,7 @@ impl Settings {
             mem_watchers: env("WATCH_MEM_WATCHERS", 1000),
             mem_games: env("WATCH_MEM_GAMES", 1000),
             threads: env("WATCH_THREADS", cores),
-            durability: match env("WATCH_DURABILITY", "flush".to_owned()).as_str() {
-                "flush" => Durability::Flush,
-                "written" => Durability::Written,
-                "none" => Durability::None,
-                other => panic!("WATCH_DURABILITY={other:?}: expected flush, written or none"),
-            },
+            durability: support::durability("WATCH_DURABILITY"),
         };
         assert!(settings.watchers > 0 && settings.channels > 0 && settings.threads > 0);
 

@@ -18,6 +18,18 @@ pub fn env<T: FromStr>(name: &str, default: T) -> T {
     }
 }
 
+/// The store durability named by the environment variable `name`
+/// (`flush`, `written` or `none`; `flush` if unset).
+pub fn durability(name: &str) -> carcassonne_store::Durability {
+    use carcassonne_store::Durability;
+    match env(name, "flush".to_owned()).as_str() {
+        "flush" => Durability::Flush,
+        "written" => Durability::Written,
+        "none" => Durability::None,
+        other => panic!("{name}={other:?}: expected flush, written or none"),
+    }
+}
+
 /// splitmix64: enough randomness to choose actions, with no dependency.
 pub struct Rng(pub u64);
 

@@ -186,7 +186,12 @@ pub(crate) enum Apply {
 pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<()> {
     let mut next_position = entries.first().map(|entry| entry.first_position);
     for chunk in entries.chunks(layout::MAX_APPENDS_PER_ITEM) {
-        let mut writes = Vec::with_capacity(chunk.len() + 1);
+        let Some(first) = chunk.first() else {
+            continue;
+        };
+        // Each append's records, borrowed from the log entry: no copy
+        // before sled's own.
+        let mut records = Vec::with_capacity(chunk.len());
         let mut appends = Vec::with_capacity(chunk.len());
         for entry in chunk {
             let append = parse_append(entry)?;
@@ -200,18 +205,19 @@ pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<
                 });
             }
             next_position = Some(entry.first_position + u64::from(append.count));
-            writes.push((
+            records.push((
                 layout::events_key(append.game.as_str(), append.first_seq),
-                entry.records.to_vec(),
+                entry.records,
             ));
             appends.push(append);
         }
-        if let Some(first) = chunk.first() {
-            writes.push((
-                layout::position_key(first.first_position).to_vec(),
-                layout::index_item(&appends),
-            ));
-        }
+        let index_value = layout::index_item(&appends);
+        let index = (
+            layout::position_key(first.first_position).to_vec(),
+            index_value.as_slice(),
+        );
+        // The index item last: see `Apply::InOrder`.
+        let writes = records.into_iter().chain([index]);
         match how {
             Apply::InOrder => {
                 for (key, value) in writes {
