@@ -6,14 +6,20 @@
 //! 1. The random stream is the ChaCha20 keystream of RFC 8439 with the
 //!    32-byte seed as key, an all-zero nonce and the block counter starting
 //!    at 0, read as little-endian `u32` words.
-//! 2. `below(n)` draws words until one is under `n * floor(2^32 / n)` and
-//!    returns it modulo `n` (rejection sampling: exactly uniform).
+//! 2. `below(n)` draws words until one is under
+//!    `limit = floor((2^32 - 1) / n) * n` (`(u32::MAX / n) * n`, see
+//!    [`rejection_limit`]) and returns it modulo `n` (rejection sampling:
+//!    exactly uniform). For a power of two `n` this `limit` is `2^32 - n`,
+//!    not `2^32`: the top `n` words are rejected too, and stored games
+//!    depend on that.
 //! 3. A list is shuffled by Fisher-Yates from its end: for `i` from
 //!    `len - 1` down to 1, swap element `i` with element `below(i + 1)`.
 //! 4. A bag is laid out in catalogue order (each kind repeated by its
 //!    count), shuffled, and drawn from index 0 up. With the River, the river
 //!    tiles other than spring and lake are shuffled first, from the same
-//!    stream, then the land tiles.
+//!    stream, then the land tiles; the lake is drawn between them.
+//!
+//! `docs/record-format.md` describes the same steps for auditors.
 
 use std::fmt;
 
@@ -86,7 +92,7 @@ impl Stream {
 
     /// Uniform in `0..n`, for `n >= 1`.
     pub fn below(&mut self, n: u32) -> u32 {
-        let limit = (u32::MAX / n) * n;
+        let limit = rejection_limit(n);
         loop {
             let x = self.next_u32();
             if x < limit {
@@ -101,6 +107,12 @@ impl Stream {
             items.swap(i, j);
         }
     }
+}
+
+/// The words `below(n)` accepts are those under this bound, a multiple of
+/// `n`. Frozen as computed here (from `u32::MAX`, not `2^32`).
+pub(crate) const fn rejection_limit(n: u32) -> u32 {
+    (u32::MAX / n) * n
 }
 
 fn quarter_round(s: &mut [u32; 16], a: usize, b: usize, c: usize, d: usize) {

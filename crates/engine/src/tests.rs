@@ -258,6 +258,38 @@ fn the_shuffle_is_frozen() {
 const FROZEN_ORDER_SEED_42: &str = "D W U V A L D E Q G X V";
 
 #[test]
+fn the_river_shuffle_is_frozen() {
+    // With the River the river tiles are shuffled first, then the land
+    // tiles from the same stream; the lake comes between them.
+    let setup = Setup {
+        rules: Rules::default().with(Expansion::River),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: Some(Seed::from_u64(42)),
+    };
+    let game = Game::new(setup);
+    let order: Vec<&str> = game.order.0.iter().map(|t| t.name()).collect();
+    assert_eq!(order.len(), 82, "10 river tiles, the lake, 71 land tiles");
+    assert_eq!(order[..11].join(" "), FROZEN_RIVER_ORDER_SEED_42);
+    assert_eq!(order[11..23].join(" "), FROZEN_RIVER_LAND_ORDER_SEED_42);
+}
+
+const FROZEN_RIVER_ORDER_SEED_42: &str = "R5 R8 R6 R5 R4 R1 R8 R3 R7 R2 RL";
+const FROZEN_RIVER_LAND_ORDER_SEED_42: &str = "E W U K P K N E G T V E";
+
+#[test]
+fn the_shuffle_rejects_words_from_the_bound_it_documents() {
+    // floor((2^32 - 1) / n) * n: for a power of two the top n words are
+    // rejected as well (an exact bound would accept them).
+    use crate::shuffle::rejection_limit;
+    assert_eq!(rejection_limit(2), u32::MAX - 1);
+    assert_eq!(rejection_limit(64), u32::MAX - 63);
+    assert_eq!(rejection_limit(1), u32::MAX);
+    assert_eq!(rejection_limit(3), u32::MAX);
+    assert_eq!(rejection_limit(71), 4_294_967_287);
+}
+
+#[test]
 fn stream_below_is_uniform_and_in_range() {
     let mut stream = Stream::new(&Seed::from_u64(9));
     let mut counts = [0u32; 6];

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod docs;
 mod props;
 mod records;
 mod rules;

@@ -33,16 +33,16 @@
 //! | 4 | the magic gate onto the outer tiles | waits for The Princess and the Dragon |
 //! | 5 | mayor, wagon, barn in a quarter | waits for Abbey and Mayor (mayor, wagon, barn) |
 //! | 6 | no deploy and redeploy in one turn | `c_4_faq_6_...` |
-//! | 7 | a deploy to Carcassonne through the magic gate (and, where the rules text cites note 7, the builder's double turn, CD-6) | waits for The Princess and the Dragon (magic gate) and Traders and Builders (builder); what holds meanwhile: `cd_6_...` |
+//! | 7 | a deploy to Carcassonne through the magic gate (and, where the rules text cites note 7, the builder's double turn, CD-6) | waits for The Princess and the Dragon (magic gate) and Traders and Builders (builder); what holds meanwhile: `c_3_a_player_may_deploy_again_in_their_next_turn` |
 //! | 8 | redeploy onto empty features, score, return home | `c_6_faq_8_...` |
 //! | 9 | a second monk on a cloister | `c_13_faq_9_...` |
 //! | 10 | a farmer onto a field with a barn | waits for the barn (Abbey and Mayor); the market-to-field move itself: `c_8_...`, `cd_4_...` |
 //! | 11 | the final round | `c_9_faq_11_...`, `cd_3_...`, `cd_7_...` |
 //! | 12 | followers in Carcassonne score nothing | `c_10_faq_12_...` |
 //!
-//! C-12 (the big follower, Inns and Cathedrals) waits for its expansion:
-//! `c_12_waits_for_the_big_follower_no_expansion_brings_one_yet` records
-//! that and tests nothing of C-12. CD-10 (the river's banks) is in river.rs.
+//! C-12 (the big follower, Inns and Cathedrals) and CD-6 (the builder's
+//! double turn) wait for their expansions: `UNTESTABLE` in `rules.rs` lists
+//! them with the reason. CD-10 (the river's banks) is in river.rs.
 
 use carcassonne_engine::record::Record;
 use carcassonne_engine::*;
@@ -408,18 +408,36 @@ fn c_5_a_deploy_may_move_the_count_to_any_quarter_or_leave_it() {
     assert_eq!(t.count(), "cathedral", "C-5: the count moved with the deploy");
     assert_eq!(t.quarter("castle"), [0, 1]);
     // Seat 0's thief on the U west of CO1; seat 1's W closes that road:
-    // seat 1 deploys again and leaves the count alone.
-    for line in ["U -3 1 0 W", "W -4 1 0", "deploy 1 market"] {
+    // seat 1 may deploy again.
+    for line in ["U -3 1 0 W", "W -4 1 0"] {
         t.turn(line);
     }
-    assert_eq!(t.count(), "cathedral", "C-5: the count may stay");
-    assert_eq!(t.quarter("market"), [0, 1]);
-    // The count is always in one quarter: every deploy offered names one.
-    for command in t.game.legal_commands() {
-        if let Command::DeployToCarcassonne { count: Some(q), .. } = command {
-            assert!(Quarter::ALL.contains(&q));
+    assert_eq!(t.game.pending(), Pending::DeployToCarcassonne { player: Seat(1) });
+    // To any quarter, with the count left where it is or moved to any
+    // other quarter: every such deploy is offered, and nothing else.
+    let offered: Vec<(Quarter, Option<Quarter>)> = t
+        .game
+        .legal_commands()
+        .into_iter()
+        .filter_map(|command| match command {
+            Command::DeployToCarcassonne { quarter, count } => Some((quarter, count)),
+            _ => None,
+        })
+        .collect();
+    let mut expected = Vec::new();
+    for quarter in Quarter::ALL {
+        expected.push((quarter, None));
+        for count in Quarter::ALL.into_iter().filter(|&q| q != Quarter::Cathedral) {
+            expected.push((quarter, Some(count)));
         }
     }
+    assert_eq!(
+        offered, expected,
+        "C-5: every quarter for the follower and the count"
+    );
+    t.turn("deploy 1 market");
+    assert_eq!(t.count(), "cathedral", "C-5: the count may stay");
+    assert_eq!(t.quarter("market"), [0, 1]);
 }
 
 #[test]
@@ -1035,11 +1053,12 @@ fn cd_9_farm_centric_each_field_by_the_city_of_carcassonne_scores_3() {
 
 /// C-12 needs the big follower (Inns and Cathedrals), which this engine
 /// does not have yet: every follower counts one, and no expansion brings
-/// another kind. This test records that state; it does not test C-12.
-/// When the big follower comes, replace it with a test that deploys one
-/// to a quarter, redeploys it, and wins a feature 2 against 1.
+/// another kind. This tripwire records that state; it tests nothing of
+/// C-12, so it is not named after it (C-12 is in `UNTESTABLE`). When the
+/// big follower comes, write `c_12_...`: a test that deploys one to a
+/// quarter, redeploys it, and wins a feature 2 against 1.
 #[test]
-fn c_12_waits_for_the_big_follower_no_expansion_brings_one_yet() {
+fn no_expansion_brings_the_big_follower_of_c_12_yet() {
     assert_eq!(
         Expansion::ALL,
         [Expansion::River, Expansion::Count],
@@ -1048,13 +1067,13 @@ fn c_12_waits_for_the_big_follower_no_expansion_brings_one_yet() {
     assert_eq!(FOLLOWERS, 7, "B-2: seven followers, all alike");
 }
 
-/// CD-6 is about the builder's double turn (Traders and Builders), which
-/// this engine does not have yet; "once a turn" and the "once per round of
-/// turns" it decides against differ only with a double turn. Until then
-/// this pins down what holds without it: a player may deploy again in
-/// their next turn, and every deploy takes one follower from supply.
+/// C-3 allows one deploy a turn, so a player may deploy again in their
+/// next turn, and every deploy takes one follower from supply. CD-6 (a
+/// deploy in each turn of the builder's double turn) waits for Traders and
+/// Builders: "once a turn" and the "once per round of turns" it decides
+/// against differ only with a double turn (CD-6 is in `UNTESTABLE`).
 #[test]
-fn cd_6_waits_for_the_builder_meanwhile_a_player_deploys_in_each_of_their_turns() {
+fn c_3_a_player_may_deploy_again_in_their_next_turn() {
     let t = given(&chain(&[
         "deploy 1 castle market",
         "deploy 0 pass",
@@ -1062,7 +1081,7 @@ fn cd_6_waits_for_the_builder_meanwhile_a_player_deploys_in_each_of_their_turns(
     ]))
     .rules(count())
     .play();
-    assert_eq!(t.quarter("castle"), [0, 2], "CD-6: seat 1's turns 1 and 3");
+    assert_eq!(t.quarter("castle"), [0, 2], "C-3: seat 1's turns 1 and 3");
     assert_eq!(t.supply(), [7, 5]);
 }
 
