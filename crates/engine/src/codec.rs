@@ -17,7 +17,7 @@
 //! | `DeployedToCarcassonne` | `7`, quarter `u8` (0 castle, 1 blacksmith, 2 cathedral, 3 market), count `u8` (0 stays, 1-4 to quarter 0-3) |
 //!
 //! A string is a `u16` length and UTF-8 bytes. Tile kinds are written by
-//! their names in tiles.md, which never change.
+//! their names in `docs/tiles.md`, which never change.
 
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
 use crate::model::{Event, Quarter, Setup, Target};

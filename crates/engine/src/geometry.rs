@@ -1,5 +1,5 @@
 //! Positions, directions, half-edges and rotations: the vocabulary of
-//! `tiles.md` and `record-format.md`, with their exact names.
+//! `docs/tiles.md` and `docs/record-format.md`, with their exact names.
 
 use std::fmt;
 
@@ -207,7 +207,7 @@ impl fmt::Display for Rotation {
 }
 
 /// A place on a tile where a follower can stand, named as in
-/// `record-format.md`: an edge for a city or road, a half-edge for a field,
+/// `docs/record-format.md`: an edge for a city or road, a half-edge for a field,
 /// or the cloister.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Place {

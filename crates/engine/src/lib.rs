@@ -5,7 +5,7 @@
 //! A game is a sequence of decisions. [`Game::pending`] says which one the
 //! game waits for and whose it is; [`Game::decide`] checks a [`Command`]
 //! and returns the [`Event`]s it produces, or a [`PlayError`] naming the
-//! rule of `rules.md` it breaks; [`Game::apply`] folds an event in and
+//! rule of `docs/rules.md` it breaks; [`Game::apply`] folds an event in and
 //! cannot fail. The same events always fold to the same state.
 //!
 //! ```

@@ -80,7 +80,7 @@ pub struct Setup {
     /// Names in seat order.
     pub players: Vec<String>,
     /// The land tiles shuffled into the bag, by kind; `None` is the full set
-    /// of rules.md (71 tiles: the 72 less the start tile).
+    /// of `docs/rules.md` (71 tiles: the 72 less the start tile).
     pub tiles: Option<Vec<(TileKind, u16)>>,
     /// The draw order follows from the seed (B-3). Without one, draws are
     /// given from outside, one `Command::Draw` at a time (records).
@@ -391,7 +391,7 @@ impl Default for City {
 /// Why a command was refused. Nothing changed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum PlayError {
-    /// The command breaks a rule of rules.md.
+    /// The command breaks a rule of `docs/rules.md`.
     #[error("{rule}: {message}")]
     Rule { rule: RuleId, message: String },
     #[error("it is {expected}'s decision, not {actor}'s")]

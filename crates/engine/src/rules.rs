@@ -1,9 +1,9 @@
 //! Rule options (chosen at creation) and rule ids (named by errors and
-//! score causes), both as in `rules.md`.
+//! score causes), both as in `docs/rules.md`.
 
 use std::fmt;
 
-/// A rule of `rules.md`, by its id (`B-T1`, `R-4`, `C-6`, ...).
+/// A rule of `docs/rules.md`, by its id (`B-T1`, `R-4`, `C-6`, ...).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct RuleId(&'static str);
 
@@ -25,7 +25,8 @@ impl fmt::Debug for RuleId {
     }
 }
 
-/// The rule ids the engine names, one constant each.
+/// The rule ids, one constant each: exactly the rules `docs/rules.md`
+/// defines (a test checks both ways).
 pub mod id {
     use super::RuleId;
 
@@ -56,7 +57,7 @@ pub mod id {
 /// How a completed city of exactly two tiles scores (B-S4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum SmallCity {
-    /// 1 per tile and 1 per pennant (the seeds, the default).
+    /// 1 per tile and 1 per pennant (the sources, the default).
     Halved,
     /// Like any other city.
     Normal,
@@ -117,7 +118,7 @@ pub struct Rules {
 }
 
 impl Default for Rules {
-    /// The "classic" rule set of the seeds.
+    /// The "classic" rule set of the sources (`docs/rules.md`).
     fn default() -> Rules {
         Rules {
             small_city: SmallCity::Halved,

@@ -1,6 +1,7 @@
-//! The tile catalogue of `tiles.md`, as data.
+//! The tile catalogue of `docs/tiles.md`, as data (a test compares the
+//! two).
 //!
-//! Each kind is written below in the notation of tiles.md (edges N E S W,
+//! Each kind is written below in the notation of docs/tiles.md (edges N E S W,
 //! segments by the edges or half-edges they reach) and compiled once into
 //! lookup tables per rotation, so that the hot paths (legal placements,
 //! joining features) are table lookups and bit tests.
@@ -188,7 +189,7 @@ pub fn catalogue() -> &'static [TileDef] {
     CATALOGUE.get_or_init(build_catalogue)
 }
 
-/// How many tiles of each base kind the game has (tiles.md).
+/// How many tiles of each base kind the game has (docs/tiles.md).
 pub const BASE_COUNTS: [(&str, u8); 24] = [
     ("A", 2),
     ("B", 4),
@@ -246,7 +247,7 @@ pub const CITY_LAYOUT: [(&str, i32, i32); 12] = [
     ("CO12", 1, -1),
 ];
 
-/// The catalogue, in the notation of tiles.md. Edges are N E S W (`-` is a
+/// The catalogue, in the notation of docs/tiles.md. Edges are N E S W (`-` is a
 /// wall of the City of Carcassonne); a city or road lists the edges it
 /// reaches; a field lists its half-edges and, after `->`, the edges that
 /// name the cities it borders.

@@ -1,4 +1,4 @@
-//! Game records, `carcassonne-record/1` of `record-format.md`.
+//! Game records, `carcassonne-record/1` of `docs/record-format.md`.
 //!
 //! - `json`: reading (with the JSON path of the first problem) and
 //!   writing the JSON shape. This is the one boundary between record JSON

@@ -98,7 +98,7 @@ fn every_record_of_the_record_format_verifies_and_every_rejected_one_fails_as_sh
     );
 }
 
-/// The first draws of the shuffle that record-format.md states, as the
+/// The first draws of the shuffle that docs/record-format.md states, as the
 /// engine deals them: the classic game and the River with the seed of the
 /// number 42.
 #[test]
@@ -135,11 +135,14 @@ fn the_draw_orders_record_format_md_states_are_the_engine_s() {
         first_draws(Rules::default(), 12),
         first_draws(Rules::default().with(Expansion::River), 11),
     ] {
-        assert!(doc.contains(&order), "record-format.md does not state {order}");
+        assert!(
+            doc.contains(&order),
+            "docs/record-format.md does not state {order}"
+        );
     }
 }
 
-// ---- tiles.md ------------------------------------------------------------
+// ---- docs/tiles.md ------------------------------------------------------------
 
 /// The rows of the markdown tables whose header starts with `first`.
 fn table_rows<'a>(text: &'a str, first: &str) -> Vec<Vec<&'a str>> {
@@ -331,19 +334,25 @@ fn the_tile_tables_of_tiles_md_are_the_catalogue() {
     seen.sort_unstable();
     let mut all = catalogue.clone();
     all.sort_unstable();
-    assert_eq!(seen, all, "every kind once in tiles.md");
+    assert_eq!(seen, all, "every kind once in docs/tiles.md");
 }
 
-/// The ids that tiles.md and record-format.md mention are rules of
-/// rules.md.
+/// The ids that docs/tiles.md and docs/record-format.md mention are rules
+/// of docs/rules.md.
 #[test]
 fn the_tile_and_record_documents_cite_only_rules_of_rules_md() {
     let defined = defined_rule_ids();
-    for (doc, text) in [("tiles.md", TILES_MD), ("record-format.md", RECORD_FORMAT_MD)] {
+    for (doc, text) in [
+        ("docs/tiles.md", TILES_MD),
+        ("docs/record-format.md", RECORD_FORMAT_MD),
+    ] {
         let unknown: Vec<&str> = mentioned_rule_ids(text)
             .into_iter()
             .filter(|id| !defined.contains(id))
             .collect();
-        assert!(unknown.is_empty(), "{doc} cites ids rules.md lacks: {unknown:?}");
+        assert!(
+            unknown.is_empty(),
+            "{doc} cites ids docs/rules.md lacks: {unknown:?}"
+        );
     }
 }

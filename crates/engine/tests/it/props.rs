@@ -5,7 +5,7 @@
 //! normal small city, River, River with the modern options) and 2 to 5
 //! players. At every decision the driver checks the invariants below, and
 //! at every placement it checks the legal moves against an oracle written
-//! here from rules.md alone (edges, adjacency, connected features).
+//! here from `docs/rules.md` alone (edges, adjacency, connected features).
 //!
 //! The default run stays well under 20 s in debug. Set
 //! `CARCASSONNE_SLOW_TESTS=1` for a run over many more seeds; a failure

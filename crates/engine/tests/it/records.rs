@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use carcassonne_engine::record::Record;
 
-/// The scored examples of `shared/examples`, copied into the repository.
+/// The example records of `tests/records/shared`: games of random legal
+/// moves, each with the `final_scores` an independent implementation of
+/// the rules gave it.
 const EXAMPLES: [&str; 7] = [
     "base-2p.json",
     "base-4p.json",

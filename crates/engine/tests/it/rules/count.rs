@@ -1,6 +1,6 @@
 //! The Count of Carcassonne (C-*, CD-*), rule by rule, on small boards.
 //!
-//! The City lies at setup as tiles.md draws it, CO7 at (0,0):
+//! The City lies at setup as docs/tiles.md draws it, CO7 at (0,0):
 //!
 //! ```text
 //!           x=-2   x=-1   x=0    x=1
@@ -23,7 +23,7 @@
 //! - `W -1 -2 0` then `L -2 -2 0`: the L closes CO9's city and, with its
 //!   east road, the road to the W's junction: one tile, two features.
 //!
-//! # The FAQ of seeds/000 (notes 1 to 12)
+//! # The FAQ of source 000 (notes 1 to 12, summarised in docs/rules.md)
 //!
 //! | note | question | here |
 //! |---|---|---|
@@ -116,7 +116,7 @@ fn seeded(rules: Rules, seed: u64) -> Game {
     })
 }
 
-/// The City of tiles.md, tile by tile.
+/// The City of docs/tiles.md, tile by tile.
 const CITY: [(&str, i32, i32); 12] = [
     ("CO1", -2, 1),
     ("CO2", -1, 1),
@@ -534,7 +534,7 @@ fn c_6_each_player_moves_all_some_or_none_one_follower_per_decision() {
 fn c_6_b_s5_seed_003_two_knights_against_one_in_a_3_tile_city_6_and_0() {
     // Seed 003's example: a completed city of 3 tiles, no pennant; one
     // player has 2 knights in it, the other 1. In the base game a 3-tile
-    // city holds at most 2 knights (rules.md, B-S5): the second knight of
+    // city holds at most 2 knights (docs/rules.md, B-S5): the second knight of
     // seat 1 comes from the castle (C-6), as does the first.
     let t = with_count(
         &["deploy 1 castle market", "deploy 0 pass", "deploy 1 castle"],

@@ -293,16 +293,16 @@ fn random_river_game(seed: u64, rules: Rules) -> (Game, Vec<Effect>) {
 }
 
 /// Over many seeded games (River, and River with the Count) the river
-/// never flows back west, towards the spring (R-4 as rules.md states it),
+/// never flows back west, towards the spring (R-4 as docs/rules.md states it),
 /// stays one continuous stream, and never blocks itself: after every river
 /// tile its open end faces an empty cell, never one of its own tiles nor
 /// the city, so the river can always be continued where it points. What
-/// R-4 leaves possible, and rules.md answers with R-6, is a bank that no
+/// R-4 leaves possible, and docs/rules.md answers with R-6, is a bank that no
 /// remaining tile matches: the river may flow north, east, then south
 /// beside its own bank, and a tile whose side is field cannot lie against a
 /// road. R-6 then discards it (the lake too, in 13 of these 200 games, seed
 /// 9 among them). Forbidding that shape would take a stricter R-4 than
-/// rules.md's, and would reject the shared example river-3p.json, whose
+/// docs/rules.md's, and would reject the example river-3p.json, whose
 /// turn 8 flows south after north.
 #[test]
 fn r_4_r_6_over_many_seeded_games_the_river_never_turns_back_nor_blocks_itself() {

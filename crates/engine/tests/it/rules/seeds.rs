@@ -1,5 +1,6 @@
-//! The worked examples of the seed rulebook page (seeds/001) and the city
-//! question of seeds/003, each rebuilt as a board of real tiles.
+//! The worked examples of the base rulebook page (source 001 of
+//! docs/rules.md) and the city question of source 003, each rebuilt as a
+//! board of real tiles.
 
 use carcassonne_engine::*;
 
@@ -70,7 +71,7 @@ fn b_s5_seed_001_tied_knights_each_score_the_full_10() {
 
 #[test]
 fn b_s5_seed_003_two_knights_against_one_take_all_8_and_0() {
-    // The smallest base-game board (rules.md, note under B-S5): a 4-tile
+    // The smallest base-game board (docs/rules.md, note under B-S5): a 4-tile
     // city. Seat 0 knights the D at (1,0) and the E at (2,1), seat 1 the I's
     // east city at (0,1); the R at (1,1) joins the three.
     let mut t = given(&["D 1 0 0 N", "U 2 0 0", "E 2 1 270 W", "I 0 1 180 E", "R 1 1 180"]).table(1);
