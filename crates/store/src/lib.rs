@@ -136,13 +136,13 @@ mod tests;
 
 pub use chain::{MAX_APPEND_BYTES, MAX_EVENTS_PER_APPEND};
 pub use clock::{Clock, ManualClock, SystemClock};
-pub use config::{Durability, StoreConfig};
+pub use config::{DEFAULT_LOG_CAPACITY_BYTES, DEFAULT_RESERVE_BYTES, Durability, StoreConfig};
 pub use error::{Corruption, Result, StoreError};
 pub use event::{Actor, Appended, GamePage, GameSummary, Hash, NewEvent, StoredEvent, VerifyReport};
 pub use hub::EventReceiver;
 pub use ids::{GameId, MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, RequestId};
 pub use memory::MemoryStore;
-pub use sled_store::SledStore;
+pub use sled_store::{BackupReport, Restored, SledStore, check_backup};
 pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).
 pub use tokio::sync::broadcast;
