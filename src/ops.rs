@@ -73,16 +73,20 @@ fn write_backup(data: &Path, to: &Path) -> anyhow::Result<BackupReport> {
                 from: BufReader::with_capacity(256 << 10, server),
                 to: &mut out,
             };
-            check_backup(&mut copy).with_context(|| {
-                format!("the backup from the server on {} is not whole", data.display())
-            })?
+            check_backup(&mut copy)
+                .with_context(|| format!("the backup from the server on {} is not whole", data.display()))?
         }
         Err(_) if !data.join("db").exists() => bail!("{} holds no event store", data.display()),
         Err(_) => {
             // No server: the store itself (opening fails if a server holds
             // the directory without a socket).
-            let store = SledStore::open(data, StoreConfig::default())
-                .with_context(|| format!("opening the store in {} (no server answers on {})", data.display(), socket.display()))?;
+            let store = SledStore::open(data, StoreConfig::default()).with_context(|| {
+                format!(
+                    "opening the store in {} (no server answers on {})",
+                    data.display(),
+                    socket.display()
+                )
+            })?;
             let report = store.backup(&mut out)?;
             store.close()?;
             report

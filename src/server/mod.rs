@@ -306,7 +306,7 @@ async fn report_storage_health(
                 Err(error) => Some(format!("the storage check failed: {error}")),
             }
         };
-        if problem.is_some() == !serving {
+        if problem.is_none() == serving {
             continue;
         }
         serving = problem.is_none();
@@ -314,7 +314,10 @@ async fn report_storage_health(
             tracing::info!("storage available again: serving");
             ServingStatus::Serving
         } else {
-            tracing::error!(problem = problem.as_deref().unwrap_or_default(), "storage unavailable: not serving");
+            tracing::error!(
+                problem = problem.as_deref().unwrap_or_default(),
+                "storage unavailable: not serving"
+            );
             ServingStatus::NotServing
         };
         for service in [

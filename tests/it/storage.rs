@@ -8,9 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
+use carcassonne::proto;
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::watch_service_client::WatchServiceClient;
-use carcassonne::proto;
 use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
@@ -123,7 +123,13 @@ fn reason(status: &tonic::Status) -> String {
 }
 
 /// Plays `steps` actions of the game with the first legal action.
-async fn play(client: &mut GameServiceClient<tonic::transport::Channel>, name: &str, tokens: &[String], steps: usize, tag: &str) -> i64 {
+async fn play(
+    client: &mut GameServiceClient<tonic::transport::Channel>,
+    name: &str,
+    tokens: &[String],
+    steps: usize,
+    tag: &str,
+) -> i64 {
     let mut version = 0;
     for step in 0..steps {
         let legal = legal(client, name).await;
@@ -150,7 +156,9 @@ async fn health(addr: &str) -> ServingStatus {
         .unwrap();
     let mut health = HealthClient::new(channel);
     let answer = health
-        .check(tonic_health::pb::HealthCheckRequest { service: String::new() })
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
         .await
         .unwrap()
         .into_inner();
@@ -160,7 +168,9 @@ async fn health(addr: &str) -> ServingStatus {
 #[test]
 fn serve_on_a_disk_too_small_for_the_store_fails_naming_the_space_it_needs() {
     let Some(disk) = SmallDisk::mount(16) else { return };
-    let (status, log) = serve(&disk.path().join("data"), &disk.path().join("log"), &[]).err().unwrap();
+    let (status, log) = serve(&disk.path().join("data"), &disk.path().join("log"), &[])
+        .err()
+        .unwrap();
     assert!(!status.success());
     assert!(
         log.contains("not enough disk space") && log.contains("it needs 22.0 MiB to start"),
@@ -168,7 +178,12 @@ fn serve_on_a_disk_too_small_for_the_store_fails_naming_the_space_it_needs() {
     );
     assert!(log.contains("write-ahead log"), "{log}");
     // A smaller write-ahead log fits.
-    let served = serve(&disk.path().join("data"), &disk.path().join("log"), &["--wal-mib", "1"]).unwrap();
+    let served = serve(
+        &disk.path().join("data"),
+        &disk.path().join("log"),
+        &["--wal-mib", "1"],
+    )
+    .unwrap();
     let (status, log) = served.terminate();
     assert_eq!(status.code(), Some(0), "{log}");
 }
@@ -176,7 +191,12 @@ fn serve_on_a_disk_too_small_for_the_store_fails_naming_the_space_it_needs() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read() {
     let Some(disk) = SmallDisk::mount(16) else { return };
-    let served = serve(&disk.path().join("data"), &disk.path().join("log"), &["--wal-mib", "1"]).unwrap();
+    let served = serve(
+        &disk.path().join("data"),
+        &disk.path().join("log"),
+        &["--wal-mib", "1"],
+    )
+    .unwrap();
     let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
     let mut watch = WatchServiceClient::connect(served.addr.clone()).await.unwrap();
     let (name, tokens) = new_game(&mut client, "before", 7).await;
@@ -189,14 +209,23 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     let legal_now = legal(&mut client, &name).await;
     let acted = client
         .act(with_token(
-            act(&name, legal_now.version, "full", legal_now.actions[0].action.unwrap()),
+            act(
+                &name,
+                legal_now.version,
+                "full",
+                legal_now.actions[0].action.unwrap(),
+            ),
             &tokens[legal_now.pending.unwrap().seat as usize],
         ))
         .await
         .unwrap_err();
     assert_eq!(acted.code(), Code::Unavailable, "{acted:?}");
     assert_eq!(reason(&acted), "STORAGE_UNAVAILABLE");
-    assert!(acted.message().contains("storage unavailable"), "{}", acted.message());
+    assert!(
+        acted.message().contains("storage unavailable"),
+        "{}",
+        acted.message()
+    );
     let created = client
         .create_game(crate::server::create_request("after", 2, &[], 8))
         .await
@@ -262,7 +291,10 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     std::fs::remove_file(&filler).unwrap();
     let deadline = Instant::now() + Duration::from_secs(5);
     while health(&served.addr).await != ServingStatus::Serving {
-        assert!(Instant::now() < deadline, "health NOT_SERVING after space was freed");
+        assert!(
+            Instant::now() < deadline,
+            "health NOT_SERVING after space was freed"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     play(&mut client, &name, &tokens, 1, "b").await;
@@ -296,7 +328,8 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     let load: Vec<_> = games
         .iter()
         .map(|(name, tokens, _)| {
-            let (mut client, name, tokens, stop) = (client.clone(), name.clone(), tokens.clone(), stop.clone());
+            let (mut client, name, tokens, stop) =
+                (client.clone(), name.clone(), tokens.clone(), stop.clone());
             tokio::spawn(async move {
                 let mut step = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) && step < 60 {
@@ -333,7 +366,11 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     })
     .await
     .unwrap();
-    assert!(backup.status.success(), "{}", String::from_utf8_lossy(&backup.stderr));
+    assert!(
+        backup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backup.stderr)
+    );
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     for task in load {
         task.await.unwrap();
@@ -351,7 +388,11 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
         .output()
         .unwrap();
     let said = String::from_utf8_lossy(&restore.stdout);
-    assert!(restore.status.success(), "{said}{}", String::from_utf8_lossy(&restore.stderr));
+    assert!(
+        restore.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&restore.stderr)
+    );
     assert!(said.contains("games") && said.contains("verified"), "{said}");
 
     let served = serve(&restored, &dir.path().join("log2"), &[]).unwrap();
@@ -387,9 +428,48 @@ fn a_backup_of_a_stopped_store_and_of_no_store() {
             .unwrap()
     };
     let stopped = run(&data);
-    assert!(stopped.status.success(), "{}", String::from_utf8_lossy(&stopped.stderr));
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
     assert!(String::from_utf8_lossy(&stopped.stdout).contains("backed up 0 events"));
     let missing = run(&dir.path().join("nothing"));
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no event store"));
+}
+
+/// `serve --compression` makes a compressed store; a store keeps what it
+/// was created with, and the server says so when the flag differs.
+#[test]
+fn serve_compression_makes_a_compressed_store_which_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let served = serve(&data, &dir.path().join("log"), &["--compression"]).unwrap();
+    assert_eq!(served.terminate().0.code(), Some(0));
+    let store = carcassonne_store::SledStore::open(&data, carcassonne_store::StoreConfig::default()).unwrap();
+    assert!(store.compression());
+    drop(store);
+    let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("keeps the compression it was created with"), "{log}");
+    // Plain stays plain.
+    let plain = dir.path().join("plain");
+    assert_eq!(
+        serve(&plain, &dir.path().join("log"), &[])
+            .unwrap()
+            .terminate()
+            .0
+            .code(),
+        Some(0)
+    );
+    let (status, log) = serve(&plain, &dir.path().join("log"), &["--compression"])
+        .unwrap()
+        .terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("compression") && log.contains("false"), "{log}");
+    let store =
+        carcassonne_store::SledStore::open(&plain, carcassonne_store::StoreConfig::default()).unwrap();
+    assert!(!store.compression());
 }

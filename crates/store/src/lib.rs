@@ -115,6 +115,20 @@
 //!   the CPU per append. The
 //!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
 //!   by default instead of sled's 1 GiB).
+//! - **A full disk.** A failed write of sled's log sets an error that
+//!   every later write returns, and reads that finish a pending page split
+//!   fail with it too. So appends are refused with
+//!   [`StoreError::Unavailable`] while the disk has less than
+//!   [`StoreConfig::reserve_bytes`] free (4 MiB), before sled gets them,
+//!   and taken again once space is freed; the write-ahead log is
+//!   preallocated, so it never needs new space. A new store refuses to
+//!   open when the disk lacks room for its log, sled's first files and the
+//!   reserve, naming the figures. [`SledStore::close`] says whether the
+//!   final flush worked.
+//! - **Backups.** Appends are never rewritten, so [`SledStore::backup`]
+//!   copies every append up to the durable position while the store goes
+//!   on, and [`SledStore::restore`] makes a new store of it and verifies
+//!   it (`sled_store/backup.rs`).
 //! - **sled's file lock outlives a dropped database for a moment** (its
 //!   background threads hold it): reopening waits for it, up to 2 s.
 

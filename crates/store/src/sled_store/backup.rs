@@ -29,6 +29,10 @@ use super::{SledStore, layout};
 const MAGIC: &[u8] = b"carcassonne-backup/1\n";
 const END: [u8; wal::HEADER] = [0; wal::HEADER];
 
+/// Far more than an append's entry can take (appends are bounded by
+/// `MAX_APPEND_BYTES` of payload): a damaged length allocates no more.
+const MAX_ENTRY_BYTES: usize = 1 << 20;
+
 /// How many appends a restore puts into sled at a time.
 const RESTORE_BATCH: usize = 32 * layout::MAX_APPENDS_PER_ITEM;
 
@@ -153,17 +157,24 @@ impl<'a> Reader<'a> {
         }
         let [l0, l1, l2, l3, c0, c1, c2, c3] = header;
         let body_len = u32::from_le_bytes([l0, l1, l2, l3]) as usize;
-        if body_len < 12 || body_len > 2 * crate::MAX_APPEND_BYTES + 4096 {
-            return Err(unusable(format!("an entry of {body_len} bytes at position {}", self.next)));
+        if !(12..=MAX_ENTRY_BYTES).contains(&body_len) {
+            return Err(unusable(format!(
+                "an entry of {body_len} bytes at position {}",
+                self.next
+            )));
         }
         let mut body = vec![0; body_len];
         read_exact(self.from, &mut body, "an entry")?;
         self.report.bytes += body_len as u64;
         if crc32fast::hash(&body) != u32::from_le_bytes([c0, c1, c2, c3]) {
-            return Err(unusable(format!("the entry at position {} is damaged", self.next)));
+            return Err(unusable(format!(
+                "the entry at position {} is damaged",
+                self.next
+            )));
         }
         let entry = wal::parse_body(&body).ok_or_else(|| unusable("a malformed entry"))?;
-        let append = layout::parse_append_entry(entry.index_value).ok_or_else(|| unusable("a malformed entry"))?;
+        let append =
+            layout::parse_append_entry(entry.index_value).ok_or_else(|| unusable("a malformed entry"))?;
         if entry.first_position != self.next || append.count == 0 {
             return Err(unusable(format!(
                 "an entry at position {} where {} was due",
@@ -172,7 +183,10 @@ impl<'a> Reader<'a> {
         }
         self.next += u64::from(append.count);
         if self.next > self.report.position + 1 {
-            return Err(unusable(format!("an entry past position {}", self.report.position)));
+            return Err(unusable(format!(
+                "an entry past position {}",
+                self.report.position
+            )));
         }
         self.report.appends += 1;
         self.report.events += u64::from(append.count);

@@ -168,7 +168,9 @@ fn a_close_whose_final_flush_fails_says_it_was_not_clean() {
 fn a_closed_store_refuses_appends_instead_of_leaving_them_waiting() {
     let dir = tempfile::tempdir().unwrap();
     let store = SledStore::open(dir.path(), config(Durability::Flush)).unwrap();
-    store.append(&game("g"), 0, &request("r"), &[event(b"a")]).unwrap();
+    store
+        .append(&game("g"), 0, &request("r"), &[event(b"a")])
+        .unwrap();
     store.close().unwrap();
     match store.append(&game("g"), 1, &request("s"), &[event(b"b")]) {
         Err(StoreError::Unavailable(reason)) => assert!(reason.contains("closed"), "{reason}"),
@@ -190,7 +192,7 @@ fn a_backup_taken_under_load_restores_every_event_acknowledged_before_it() {
         .map(|w| {
             let (store, stop, acknowledged) = (store.clone(), stop.clone(), acknowledged.clone());
             std::thread::spawn(move || {
-                let mut seq = vec![0u64; 8];
+                let mut seq = [0u64; 8];
                 let mut n = 0u64;
                 while !stop.load(Ordering::Relaxed) {
                     let g = (n % 8) as usize;
@@ -225,13 +227,17 @@ fn a_backup_taken_under_load_restores_every_event_acknowledged_before_it() {
         writer.join().unwrap();
     }
     assert!(report.events >= before.len() as u64, "{report:?}");
-    assert!(report.events < store.last_position(), "the store went on during the backup");
+    assert!(
+        report.events < store.last_position(),
+        "the store went on during the backup"
+    );
     assert_eq!(report.position, report.events);
     assert_eq!(check_backup(&mut backup.as_slice()).unwrap(), report);
 
     let restored_dir = tempfile::tempdir().unwrap();
     let target_dir = restored_dir.path().join("restored");
-    let restored = SledStore::restore(&mut backup.as_slice(), &target_dir, config(Durability::Flush)).unwrap();
+    let restored =
+        SledStore::restore(&mut backup.as_slice(), &target_dir, config(Durability::Flush)).unwrap();
     assert!(restored.verified.is_ok(), "{:?}", restored.verified);
     assert_eq!(restored.verified.events, report.events);
     let copy = SledStore::open(&target_dir, config(Durability::Flush)).unwrap();
@@ -266,13 +272,24 @@ fn a_cut_or_damaged_backup_is_refused_and_restores_nothing() {
     let cut = &backup[..backup.len() - 30];
     let mut damaged = backup.clone();
     damaged[100] ^= 1;
-    for (name, bytes) in [("cut", cut.to_vec()), ("damaged", damaged), ("not a backup", b"hello".to_vec())] {
+    for (name, bytes) in [
+        ("cut", cut.to_vec()),
+        ("damaged", damaged),
+        ("not a backup", b"hello".to_vec()),
+    ] {
         assert!(
-            matches!(check_backup(&mut bytes.as_slice()), Err(StoreError::InvalidArgument(_))),
+            matches!(
+                check_backup(&mut bytes.as_slice()),
+                Err(StoreError::InvalidArgument(_))
+            ),
             "{name}"
         );
         let target = tempfile::tempdir().unwrap();
-        let restored = SledStore::restore(&mut bytes.as_slice(), &target.path().join("r"), StoreConfig::default());
+        let restored = SledStore::restore(
+            &mut bytes.as_slice(),
+            &target.path().join("r"),
+            StoreConfig::default(),
+        );
         assert!(restored.is_err(), "{name}");
     }
     // Nor into a directory that holds something.
@@ -295,7 +312,12 @@ fn compression_is_chosen_at_creation_and_changed_by_a_restore() {
     // Repetitive payloads, as game events are.
     for seq in 0..400 {
         plain
-            .append(&game("g"), seq, &RequestId::none(), &[event(&[(seq % 7) as u8; 400])])
+            .append(
+                &game("g"),
+                seq,
+                &RequestId::none(),
+                &[event(&[(seq % 7) as u8; 400])],
+            )
             .unwrap();
     }
     let mut backup = Vec::new();
