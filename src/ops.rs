@@ -80,7 +80,12 @@ fn write_backup(data: &Path, to: &Path) -> anyhow::Result<BackupReport> {
         Err(_) => {
             // No server: the store itself (opening fails if a server holds
             // the directory without a socket).
-            let store = SledStore::open(data, StoreConfig::default()).with_context(|| {
+            // The log as it is: a backup grows nothing.
+            let config = StoreConfig {
+                log_capacity_bytes: std::fs::metadata(data.join("wal")).map_or(0, |m| m.len()),
+                ..StoreConfig::default()
+            };
+            let store = SledStore::open(data, config).with_context(|| {
                 format!(
                     "opening the store in {} (no server answers on {})",
                     data.display(),

@@ -203,6 +203,9 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     let version = play(&mut client, &name, &tokens, 6, "a").await;
     assert_eq!(health(&served.addr).await, ServingStatus::Serving);
 
+    // sled's own flusher (every 500 ms) has written what it holds: the
+    // disk is filled by another program, at once.
+    tokio::time::sleep(Duration::from_millis(700)).await;
     let filler = disk.fill();
     tokio::time::sleep(Duration::from_millis(50)).await;
     // Writes: UNAVAILABLE, naming the storage.

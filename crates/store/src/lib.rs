@@ -112,7 +112,8 @@
 //!   event, its key, its share of the group's index item); sled
 //!   multiplies them by about 5. [`StoreConfig::compression`] (zstd)
 //!   brings it to 36 KB per game (49 times the payload), for about twice
-//!   the CPU per append. The
+//!   the CPU per append. Whole base games played through the server (215
+//!   events) take about 76 KB per game, 34 KB compressed. The
 //!   page cache is bounded by [`StoreConfig::cache_capacity_bytes`] (64 MiB
 //!   by default instead of sled's 1 GiB).
 //! - **A full disk.** A failed write of sled's log sets an error that
