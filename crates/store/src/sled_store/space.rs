@@ -108,7 +108,7 @@ pub(super) fn check_start(dir: &Path, log_to_allocate: u64, sled_start: u64, res
     Err(StoreError::Unavailable(format!(
         "not enough disk space for the event store in {}: {} free, it needs {} to start \
          ({} for its write-ahead log, {} for sled's files, {} kept free); free some space, \
-         or choose a smaller write-ahead log",
+         or choose a smaller write-ahead log (`serve --wal-mib`)",
         dir.display(),
         mib(free),
         mib(needed),
