@@ -271,12 +271,13 @@ impl SledStore {
         if let Some(reason) = self.commit.failure() {
             return Err(StoreError::Unavailable(reason));
         }
-        self.space.check_append()?;
         let first_position = writer.next_position;
         let state = writer.games.get(&self.db, self.commit.durable(), game)?;
         if let Some(&original) = state.requests.get(request_id) {
             return Ok(original);
         }
+        // A retry writes nothing: answered even on a full disk.
+        self.space.check_append()?;
         let head = state.head;
         if head.last_seq != expected_seq {
             return Err(StoreError::Conflict {

@@ -100,9 +100,12 @@ fn a_full_disk_refuses_appends_keeps_reads_and_takes_appends_again_once_freed() 
     let store = SledStore::open(disk.path().join("data"), small_log()).unwrap();
     let g = game("g");
     for seq in 0..20 {
-        store
-            .append(&g, seq, &RequestId::none(), &[event(&[seq as u8; 100])])
-            .unwrap();
+        let id = if seq == 19 {
+            request("r-last")
+        } else {
+            RequestId::none()
+        };
+        store.append(&g, seq, &id, &[event(&[seq as u8; 100])]).unwrap();
     }
     store.flush().unwrap();
     assert_eq!(store.storage_problem(), None);
@@ -115,6 +118,9 @@ fn a_full_disk_refuses_appends_keeps_reads_and_takes_appends_again_once_freed() 
         other => panic!("expected Unavailable, got {other:?}"),
     }
     assert!(!refused.unwrap_err().is_caller_error());
+    // A retried request writes nothing: it gets its first answer.
+    let retried = store.append(&g, 19, &RequestId::new("r-last").unwrap(), &[event(b"z")]);
+    assert_eq!(retried.unwrap().last_seq, 20);
     assert!(store.storage_problem().is_some_and(|p| p.contains("is full")));
     // Reads need no space.
     assert_eq!(store.read_game(&g, 1).unwrap().len(), 20);
