@@ -1,6 +1,7 @@
 //! The `carcassonne` binary: the command line of the project.
 
 mod cli;
+mod ops;
 mod viewer;
 
 use std::net::SocketAddr;
@@ -40,6 +41,11 @@ enum Command {
     /// Step through a game on a server: n/space/right next, p/left back,
     /// g N go to version N, q quit (one command a line from a pipe).
     Replay(viewer::ReplayArgs),
+    /// Back up the event store, from the running server on that data
+    /// directory (it goes on serving) or from the directory itself.
+    Backup(ops::BackupArgs),
+    /// Restore a backup into a new data directory, and verify it.
+    Restore(ops::RestoreArgs),
 }
 
 // mimalloc: the server allocates many small, short-lived buffers per call
@@ -58,6 +64,8 @@ fn main() -> ExitCode {
         Command::Verify(a) => cli::verify(&a),
         Command::Watch(a) => viewer::watch(&a),
         Command::Replay(a) => viewer::replay(&a),
+        Command::Backup(a) => ops::backup(&a),
+        Command::Restore(a) => ops::restore(&a),
     };
     match result {
         Ok(code) => code,
@@ -82,10 +90,21 @@ struct ServeArgs {
     /// Calls that may wait on the store at once; more get RESOURCE_EXHAUSTED.
     #[arg(long, env = "CARCASSONNE_MAX_IN_FLIGHT", default_value_t = 4096)]
     max_in_flight: usize,
+    /// Compress the store's data (zstd): about 3 times less disk for more
+    /// CPU per append. Chosen when the store is created; an existing store
+    /// keeps its setting (restore a backup into a new directory to change it).
+    #[arg(long, env = "CARCASSONNE_COMPRESSION")]
+    compression: bool,
+    /// The write-ahead log's size in MiB, allocated when the store is
+    /// created. A smaller one fits a small disk, for more checkpoints.
+    #[arg(long, env = "CARCASSONNE_WAL_MIB", default_value_t = 16,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    wal_mib: u64,
 }
 
 /// Runs the server until SIGINT or SIGTERM, then stops accepting, lets the
-/// calls in flight finish, closes the store and exits 0.
+/// calls in flight finish, closes the store and exits 0, or non-zero when
+/// the store's close was not clean or its storage was unavailable.
 fn serve(args: ServeArgs) -> anyhow::Result<()> {
     server::init_tracing();
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -98,6 +117,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             data: args.data,
             cache_games: args.cache_games,
             max_in_flight: args.max_in_flight,
+            store: carcassonne_store::StoreConfig {
+                compression: args.compression,
+                log_capacity_bytes: args.wal_mib << 20,
+                ..carcassonne_store::StoreConfig::default()
+            },
             ..ServerConfig::default()
         };
         let listener = tokio::net::TcpListener::bind(args.addr)

@@ -40,6 +40,11 @@ pub enum ApiError {
     ShuttingDown,
     #[error("the stored game is damaged: {0}")]
     Corrupt(String),
+    /// The event store cannot write (a full disk, a failed write): nothing
+    /// was stored, reads go on, a retry later may succeed. The cause is
+    /// logged; the client is told only that it is the storage.
+    #[error("storage unavailable: the server cannot write to its event store now; try again later")]
+    StorageUnavailable(String),
     /// Our own bug or an IO failure: nothing to do for the client but retry
     /// later. The message is logged; the client sees a generic one.
     #[error("internal error")]
@@ -84,6 +89,7 @@ impl ApiError {
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
+            ApiError::StorageUnavailable(_) => (Code::Unavailable, "STORAGE_UNAVAILABLE"),
             ApiError::Internal(_) => (Code::Internal, "INTERNAL"),
         }
     }
@@ -117,6 +123,9 @@ impl From<ApiError> for Status {
         let (code, reason) = error.code_and_reason();
         if let ApiError::Internal(detail) = &error {
             tracing::error!(%detail, "internal error");
+        }
+        if let ApiError::StorageUnavailable(detail) = &error {
+            tracing::warn!(%detail, "storage unavailable");
         }
         let details = ErrorDetails::with_error_info(reason, DOMAIN, error.metadata());
         let mut status = Status::with_error_details(code, error.to_string(), details);

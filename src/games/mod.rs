@@ -373,6 +373,7 @@ pub fn store_error(error: StoreError) -> ApiError {
     match error {
         StoreError::NotFound(game) => ApiError::NotFound(game),
         error if error.corruption().is_some() => ApiError::Corrupt(error.to_string()),
+        StoreError::Io(_) | StoreError::Unavailable(_) => ApiError::StorageUnavailable(error.to_string()),
         error => ApiError::Internal(error.to_string()),
     }
 }

@@ -4,6 +4,7 @@
 //! accepting, finish the calls in flight (their appends are durable before
 //! they answer), close the store.
 
+pub mod admin;
 mod audit;
 mod feed;
 mod game_service;
@@ -82,6 +83,11 @@ pub enum ServerError {
     Reflection(#[from] tonic_reflection::server::Error),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
+    /// Every call was answered, but the store's close was not clean (its
+    /// final flush failed) or its storage was unavailable: the exit code
+    /// must say so.
+    #[error("the server stopped, but not cleanly: {0}")]
+    UncleanShutdown(String),
 }
 
 /// Accepted connections, with Nagle's algorithm off: small gRPC frames
@@ -181,7 +187,15 @@ pub async fn serve_with_ready(
         path: config.data.clone(),
         source,
     })?;
-    let store: Arc<dyn carcassonne_store::EventStore> = Arc::new(store);
+    if store.compression() != config.store.compression {
+        tracing::warn!(
+            compression = store.compression(),
+            "the store keeps the compression it was created with; restore a backup into a new \
+             directory to change it"
+        );
+    }
+    let sled = Arc::new(store);
+    let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
     let game_service = GameServiceServer::new(GameService::new(games.clone(), config.max_in_flight))
         .max_decoding_message_size(MAX_REQUEST_BYTES)
@@ -197,7 +211,7 @@ pub async fn serve_with_ready(
     // allocated whole, for every watched game.
     let feed_capacity = config.store.subscription_capacity.min(MAX_FEED_CAPACITY);
     // Records to verify may be larger than other requests.
-    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping, feed_capacity))
+    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping.clone(), feed_capacity))
         .max_decoding_message_size(MAX_RESPONSE_BYTES)
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 
@@ -212,6 +226,8 @@ pub async fn serve_with_ready(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GameServiceServer<GameService>>().await;
     health.set_serving::<WatchServiceServer<WatchService>>().await;
+    let storage_health = tokio::spawn(report_storage_health(store.clone(), health, stopping.clone()));
+    let admin = admin::start(sled.clone(), &config.data, stopping.clone());
 
     let addr = listener.local_addr().ok();
     tracing::info!(?addr, data = %config.data.display(), "serving");
@@ -238,9 +254,78 @@ pub async fn serve_with_ready(
         .add_service(watch_service)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
-    // Every call has answered, so every append is durable; dropping the
-    // last handle closes sled.
+    // Every call has answered, so every append is durable: closing makes
+    // sled durable too, and says whether that worked.
+    let _ = storage_health.await;
+    if let Some(admin) = admin {
+        let _ = admin.await;
+    }
+    let problem = store.storage_problem();
+    let closed = sled.close();
     drop(store);
-    tracing::info!("stopped");
-    Ok(())
+    match (closed, problem) {
+        (Err(error), _) => {
+            tracing::error!(%error, "stopped, but the store's close failed");
+            Err(ServerError::UncleanShutdown(error.to_string()))
+        }
+        (Ok(()), Some(problem)) => {
+            tracing::error!(%problem, "stopped with the storage unavailable");
+            Err(ServerError::UncleanShutdown(format!(
+                "the storage was unavailable ({problem}); every acknowledged event is on disk"
+            )))
+        }
+        (Ok(()), None) => {
+            tracing::info!("stopped");
+            Ok(())
+        }
+    }
+}
+
+/// How often health looks at the store's storage.
+const STORAGE_HEALTH_INTERVAL: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Health says NOT_SERVING (the server and both services) while the store
+/// cannot take appends, and SERVING again once it can; the reason is
+/// logged at each change.
+async fn report_storage_health(
+    store: Arc<dyn carcassonne_store::EventStore>,
+    health: tonic_health::server::HealthReporter,
+    mut stopping: tokio::sync::watch::Receiver<bool>,
+) {
+    use tonic_health::ServingStatus;
+    let mut serving = true;
+    loop {
+        tokio::select! {
+            _ = tokio::time::sleep(STORAGE_HEALTH_INTERVAL) => {}
+            _ = stopping.wait_for(|stopping| *stopping) => return,
+        }
+        let problem = {
+            let store = store.clone();
+            match tokio::task::spawn_blocking(move || store.storage_problem()).await {
+                Ok(problem) => problem,
+                Err(error) => Some(format!("the storage check failed: {error}")),
+            }
+        };
+        if problem.is_none() == serving {
+            continue;
+        }
+        serving = problem.is_none();
+        let status = if serving {
+            tracing::info!("storage available again: serving");
+            ServingStatus::Serving
+        } else {
+            tracing::error!(
+                problem = problem.as_deref().unwrap_or_default(),
+                "storage unavailable: not serving"
+            );
+            ServingStatus::NotServing
+        };
+        for service in [
+            "",
+            <GameServiceServer<GameService> as tonic::server::NamedService>::NAME,
+            <WatchServiceServer<WatchService> as tonic::server::NamedService>::NAME,
+        ] {
+            health.set_service_status(service, status).await;
+        }
+    }
 }

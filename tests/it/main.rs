@@ -5,5 +5,6 @@
 mod cli;
 mod secrecy;
 mod server;
+mod storage;
 mod viewer;
 mod watch;

@@ -25,6 +25,14 @@ pub enum Durability {
     None,
 }
 
+/// The write-ahead log's default size: 16 MiB, a checkpoint every 12 MiB
+/// of appends (about 50,000 events).
+pub const DEFAULT_LOG_CAPACITY_BYTES: u64 = 16 << 20;
+
+/// The free space a store leaves on its disk by default: room for sled to
+/// write what it holds in memory (at most its flush interval's appends).
+pub const DEFAULT_RESERVE_BYTES: u64 = 4 << 20;
+
 /// The configuration of a store.
 #[derive(Clone)]
 pub struct StoreConfig {
@@ -49,8 +57,15 @@ pub struct StoreConfig {
     pub game_cache_capacity: usize,
     /// The size of the write-ahead log file, allocated (zero-filled) when
     /// the store is created. A checkpoint makes sled durable whenever the
-    /// log is three quarters full.
+    /// log is three quarters full: a smaller log means more checkpoints
+    /// (each a flush of sled and two syncs), never a lost append.
     pub log_capacity_bytes: u64,
+    /// The free space the store leaves on its disk. An append that would
+    /// find less is refused with [`StoreError::Unavailable`](crate::StoreError)
+    /// until space is freed: sled still has room to write what it holds,
+    /// so it never meets a full disk, and reads keep working. Opening a
+    /// store needs this much free besides the log.
+    pub reserve_bytes: u64,
 }
 
 impl Default for StoreConfig {
@@ -62,7 +77,8 @@ impl Default for StoreConfig {
             subscription_capacity: 1024,
             game_cache_capacity: 10_000,
             compression: false,
-            log_capacity_bytes: 16 << 20,
+            log_capacity_bytes: DEFAULT_LOG_CAPACITY_BYTES,
+            reserve_bytes: DEFAULT_RESERVE_BYTES,
         }
     }
 }
@@ -92,6 +108,7 @@ impl fmt::Debug for StoreConfig {
             .field("game_cache_capacity", &self.game_cache_capacity)
             .field("compression", &self.compression)
             .field("log_capacity_bytes", &self.log_capacity_bytes)
+            .field("reserve_bytes", &self.reserve_bytes)
             .finish_non_exhaustive()
     }
 }

@@ -4,7 +4,8 @@
 //! what the caller did wrong or must react to (a conflict, a bad id, a game
 //! that does not exist, an argument out of bounds), and what went wrong on
 //! our side (IO, a damaged record). The gRPC layer maps the first group to
-//! status codes its clients act on and the second to `INTERNAL`/`DATA_LOSS`.
+//! status codes its clients act on and the second to `UNAVAILABLE` (the
+//! storage failed: IO, a full disk) or `DATA_LOSS` (a damaged record).
 
 use std::fmt;
 
@@ -75,6 +76,11 @@ pub enum StoreError {
     /// The storage engine or the file system failed.
     #[error("storage IO error: {0}")]
     Io(#[from] std::io::Error),
+    /// The store cannot take appends now: its disk is (nearly) full, a
+    /// write or sync failed and stopped it, or it was closed. Reads of what
+    /// is stored keep working. The reason names the cause, for the log.
+    #[error("storage unavailable: {0}")]
+    Unavailable(String),
 }
 
 impl StoreError {
@@ -87,7 +93,10 @@ impl StoreError {
             | StoreError::InvalidRequestId(_)
             | StoreError::InvalidArgument(_)
             | StoreError::NotFound(_) => true,
-            StoreError::Corrupt { .. } | StoreError::CorruptIndex { .. } | StoreError::Io(_) => false,
+            StoreError::Corrupt { .. }
+            | StoreError::CorruptIndex { .. }
+            | StoreError::Io(_)
+            | StoreError::Unavailable(_) => false,
         }
     }
 

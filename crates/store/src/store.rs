@@ -94,6 +94,13 @@ pub trait EventStore: Send + Sync {
     /// report (the first bad event of each game); an `Err` means the check
     /// itself could not run.
     fn verify_all(&self) -> Result<VerifyReport>;
+
+    /// Why the store cannot take appends now, if it cannot: a full disk, a
+    /// failed write that stopped it. Reads may still work. For health
+    /// checks; an append says the same in its error.
+    fn storage_problem(&self) -> Option<String> {
+        None
+    }
 }
 
 pub(crate) fn clamp_page_size(page_size: usize) -> usize {

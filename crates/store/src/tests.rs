@@ -358,7 +358,7 @@ fn a_failed_sync_acknowledges_nothing_and_stops_the_store() {
     disk.log().fail_syncs = true;
     let failed = write(&commit, 6).wait();
     assert!(
-        matches!(&failed, Err(StoreError::Io(e)) if e.to_string().contains("injected: disk full")),
+        matches!(&failed, Err(StoreError::Unavailable(e)) if e.contains("injected: disk full")),
         "{failed:?}"
     );
     assert_eq!(commit.durable(), 5);
@@ -369,9 +369,9 @@ fn a_failed_sync_acknowledges_nothing_and_stops_the_store() {
     disk.log().fail_syncs = false;
     assert!(matches!(
         block_on(write(&commit, 7).acknowledged()),
-        Err(StoreError::Io(_))
+        Err(StoreError::Unavailable(_))
     ));
-    assert!(matches!(commit.checkpoint(), Err(StoreError::Io(_))));
+    assert!(matches!(commit.checkpoint(), Err(StoreError::Unavailable(_))));
     assert_eq!(commit.durable(), 5);
     commit.stop();
     thread.join().unwrap();
@@ -384,7 +384,7 @@ fn a_failed_checkpoint_is_reported_to_its_caller() {
     disk.log().fail_checkpoints = true;
     let result = commit.checkpoint();
     assert!(
-        matches!(&result, Err(StoreError::Io(e)) if e.to_string().contains("injected: sled's flush failed")),
+        matches!(&result, Err(StoreError::Unavailable(e)) if e.contains("injected: sled's flush failed")),
         "{result:?}"
     );
     assert!(commit.failure().is_some());
@@ -398,15 +398,15 @@ fn a_panicking_committer_stops_the_store_and_wakes_every_waiter() {
     disk.0.lock().unwrap().panic_on_apply = true;
     let waited = write(&commit, 1).wait();
     assert!(
-        matches!(&waited, Err(StoreError::Io(e)) if e.to_string().contains("panicked")),
+        matches!(&waited, Err(StoreError::Unavailable(e)) if e.contains("panicked")),
         "{waited:?}"
     );
     assert!(commit.failure().is_some_and(|f| f.contains("panicked")));
     assert!(matches!(
         block_on(write(&commit, 2).acknowledged()),
-        Err(StoreError::Io(_))
+        Err(StoreError::Unavailable(_))
     ));
-    assert!(matches!(commit.checkpoint(), Err(StoreError::Io(_))));
+    assert!(matches!(commit.checkpoint(), Err(StoreError::Unavailable(_))));
     assert!(thread.join().is_err(), "the committer panicked");
 }
 

@@ -213,6 +213,18 @@ impl GroupCommit {
         self.work.notify_one();
     }
 
+    /// After the committer has ended: every later append is refused, and
+    /// any waiter left is woken with that.
+    pub(crate) fn closed(&self) {
+        let mut state = self.lock();
+        if state.failed.is_some() {
+            return;
+        }
+        let wake = self.refuse_appends(&mut state, "the store is closed".to_owned());
+        drop(state);
+        wake_all(wake);
+    }
+
     /// The committer thread.
     fn run(&self, mut disk: Box<dyn Disk>) {
         let mut group = Vec::new();
@@ -319,9 +331,14 @@ impl GroupCommit {
     /// Stops the store's appends for `reason`; returns the waiters to wake
     /// (with the error).
     fn fail(&self, state: &mut State, reason: String) -> Vec<Waiter> {
-        state.failed = Some(format!(
-            "the store stopped taking appends: {reason}; reopen it to recover what is on disk"
-        ));
+        self.refuse_appends(
+            state,
+            format!("the store stopped taking appends: {reason}; reopen it to recover what is on disk"),
+        )
+    }
+
+    fn refuse_appends(&self, state: &mut State, failed: String) -> Vec<Waiter> {
+        state.failed = Some(failed);
         self.stopped.store(true, Ordering::Release);
         self.checkpointed.notify_all();
         std::mem::take(&mut state.waiters)
@@ -411,5 +428,5 @@ fn wake_all(waiters: Vec<Waiter>) {
 }
 
 fn failure_error(failed: &str) -> StoreError {
-    StoreError::Io(std::io::Error::other(failed.to_owned()))
+    StoreError::Unavailable(failed.to_owned())
 }

@@ -2,10 +2,12 @@
 //! write-ahead log of our own (`wal.rs`, `commit.rs`).
 
 mod acknowledged;
+mod backup;
 pub(crate) mod commit;
 mod games;
 mod layout;
 mod read;
+mod space;
 pub(crate) mod wal;
 
 #[cfg(test)]
@@ -25,7 +27,9 @@ use crate::ids::{GameId, RequestId};
 use crate::store::EventStore;
 use crate::written::Written;
 
+pub use backup::{BackupReport, Restored, check_backup};
 use commit::{Disk, GroupCommit};
+use space::SpaceGuard;
 
 /// The [`EventStore`] on sled, the embedded default.
 pub struct SledStore {
@@ -34,8 +38,10 @@ pub struct SledStore {
     config: StoreConfig,
     writer: Mutex<Writer>,
     commit: Arc<GroupCommit>,
-    /// The committer thread, joined on drop.
-    committer: Option<JoinHandle<()>>,
+    /// Refuses appends while the disk is nearly full.
+    space: SpaceGuard,
+    /// The committer thread, joined on close or drop.
+    committer: Mutex<Option<JoinHandle<()>>>,
 }
 
 /// What only the writer lock's holder touches.
@@ -105,9 +111,27 @@ fn sync_sled(db: &sled::Db, data_file: &File) -> std::io::Result<()> {
 }
 
 impl SledStore {
-    /// Opens (or creates) the store in the directory `path`.
+    /// Opens (or creates) the store in the directory `path`. Refuses with
+    /// [`StoreError::Unavailable`], naming the space needed, when the disk
+    /// lacks room for the write-ahead log still to allocate and, for a new
+    /// store, sled's files and the reserve (`StoreConfig::reserve_bytes`).
     pub fn open(path: impl AsRef<Path>, config: StoreConfig) -> Result<Self> {
         let path = path.as_ref().to_path_buf();
+        std::fs::create_dir_all(&path)?;
+        let logged = std::fs::metadata(path.join(wal::FILE_NAME)).map_or(0, |m| m.len());
+        // A new store needs room to start and take appends; an existing one
+        // opens on a full disk too, for its reads (appends wait for space).
+        let (sled_start, reserve) = if path.join("db").exists() {
+            (0, 0)
+        } else {
+            (space::SLED_START_BYTES, config.reserve_bytes)
+        };
+        space::check_start(
+            &path,
+            config.log_capacity_bytes.saturating_sub(logged),
+            sled_start,
+            reserve,
+        )?;
         let db = open_sled(&path, &config)?;
         match db.get(layout::LAYOUT_KEY)? {
             Some(version) if version.as_ref() == layout::LAYOUT_VERSION => {}
@@ -152,7 +176,8 @@ impl SledStore {
         }))?;
         Ok(SledStore {
             commit,
-            committer: Some(committer),
+            space: SpaceGuard::new(&path, config.reserve_bytes),
+            committer: Mutex::new(Some(committer)),
             writer: Mutex::new(Writer {
                 next_position: recovered + 1,
                 games: games::GameCache::new(config.game_cache_capacity),
@@ -179,6 +204,49 @@ impl SledStore {
         self.commit.checkpoint()
     }
 
+    /// Whether sled compresses this store: chosen when it was created
+    /// ([`StoreConfig::compression`]), whatever the configuration it was
+    /// opened with says.
+    pub fn compression(&self) -> bool {
+        stored_compression(&self.path).unwrap_or(self.config.compression)
+    }
+
+    /// Writes a backup of every event acknowledged so far to `out`, while
+    /// the store goes on taking appends (see `backup.rs` for the format).
+    pub fn backup(&self, out: &mut dyn std::io::Write) -> Result<BackupReport> {
+        backup::write(&self.db, self.commit.durable(), out)
+    }
+
+    /// Restores a backup into `dir` (empty or missing) as a new store made
+    /// with `config`, and verifies it. Restoring is also how a store
+    /// changes its compression.
+    pub fn restore(from: &mut dyn std::io::Read, dir: &Path, config: StoreConfig) -> Result<Restored> {
+        backup::restore(from, dir, config)
+    }
+
+    /// Closes the store: writes what is pending, makes sled durable and
+    /// stops the committer. An error says the close was not clean: the
+    /// store had failed, or its final checkpoint did (the next open
+    /// replays the write-ahead log). Later appends are refused.
+    pub fn close(&self) -> Result<()> {
+        self.commit.stop();
+        let committer = self
+            .committer
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(committer) = committer {
+            // A panic stopped the store with its reason: reported below.
+            let _ = committer.join();
+        }
+        let failure = self.commit.failure();
+        self.commit.closed();
+        match failure {
+            Some(reason) => Err(StoreError::Unavailable(reason)),
+            None => Ok(()),
+        }
+    }
+
     /// `appended`, acknowledged once the committer made it durable.
     fn pending(&self, appended: Appended) -> Written {
         Written::pending(appended, self.commit.clone())
@@ -201,13 +269,15 @@ impl SledStore {
     ) -> Result<Appended> {
         let mut writer = self.lock_writer();
         if let Some(reason) = self.commit.failure() {
-            return Err(StoreError::Io(std::io::Error::other(reason)));
+            return Err(StoreError::Unavailable(reason));
         }
         let first_position = writer.next_position;
         let state = writer.games.get(&self.db, self.commit.durable(), game)?;
         if let Some(&original) = state.requests.get(request_id) {
             return Ok(original);
         }
+        // A retry writes nothing: answered even on a full disk.
+        self.space.check_append()?;
         let head = state.head;
         if head.last_seq != expected_seq {
             return Err(StoreError::Conflict {
@@ -412,6 +482,10 @@ impl EventStore for SledStore {
     fn verify_all(&self) -> Result<VerifyReport> {
         read::verify_all(&self.db, self.commit.durable())
     }
+
+    fn storage_problem(&self) -> Option<String> {
+        self.commit.failure().or_else(|| self.space.current_problem())
+    }
 }
 
 impl Drop for SledStore {
@@ -421,7 +495,12 @@ impl Drop for SledStore {
     /// the log.
     fn drop(&mut self) {
         self.commit.stop();
-        if let Some(committer) = self.committer.take() {
+        let committer = self
+            .committer
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(committer) = committer {
             let _ = committer.join();
         }
     }

@@ -278,3 +278,25 @@ fn an_index_item_of_layout_2_without_its_records_is_refused_not_removed() {
         "the evidence stays"
     );
 }
+
+/// A backup copies appends as stored, whatever the layout of their index:
+/// a store of layout 1 restores to the same events.
+#[test]
+fn a_store_of_layout_1_backs_up_and_restores_to_the_same_events() {
+    let dir = tempfile::tempdir().unwrap();
+    let old_events = write_layout_1_store(dir.path());
+    let store = SledStore::open(dir.path(), StoreConfig::default()).unwrap();
+    let mut backup = Vec::new();
+    let report = store.backup(&mut backup).unwrap();
+    assert_eq!(report.events, old_events.len() as u64);
+    let target = tempfile::tempdir().unwrap();
+    let restored = SledStore::restore(
+        &mut backup.as_slice(),
+        &target.path().join("r"),
+        StoreConfig::default(),
+    )
+    .unwrap();
+    assert!(restored.verified.is_ok(), "{:?}", restored.verified);
+    let copy = SledStore::open(target.path().join("r"), StoreConfig::default()).unwrap();
+    assert_eq!(copy.read_all(1, 100).unwrap(), old_events);
+}

@@ -36,7 +36,7 @@ use super::layout;
 
 pub(super) const FILE_NAME: &str = "wal";
 
-const HEADER: usize = 8;
+pub(super) const HEADER: usize = 8;
 
 /// Adds the entry of one append to `out`.
 pub(crate) fn encode(out: &mut Vec<u8>, first_position: u64, index_value: &[u8], records: &[u8]) {
@@ -105,7 +105,7 @@ fn decode_prefix(bytes: &[u8]) -> (Vec<Entry<'_>>, usize) {
     (entries, bytes.len() - rest.len())
 }
 
-fn parse_body(body: &[u8]) -> Option<Entry<'_>> {
+pub(super) fn parse_body(body: &[u8]) -> Option<Entry<'_>> {
     let (first_position, rest) = body.split_first_chunk::<8>()?;
     let (index_len, rest) = rest.split_first_chunk::<4>()?;
     let (index_value, records) = rest.split_at_checked(u32::from_le_bytes(*index_len) as usize)?;

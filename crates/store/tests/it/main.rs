@@ -11,6 +11,7 @@ mod crash;
 mod fixtures;
 mod model;
 mod reads;
+mod storage;
 mod subscriptions;
 mod support;
 mod wal;

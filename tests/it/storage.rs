@@ -1,0 +1,478 @@
+//! The binary's storage as an operator meets it: a disk too small to
+//! start, a disk that fills while serving (a small tmpfs mounted for the
+//! test when run as root, skipped with a message otherwise), and backups
+//! of a running server.
+
+use std::io::{BufRead as _, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+use carcassonne::proto;
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::watch_service_client::WatchServiceClient;
+use tonic::Code;
+use tonic_health::pb::health_check_response::ServingStatus;
+use tonic_health::pb::health_client::HealthClient;
+
+use crate::server::{act, legal, new_game, with_token};
+
+/// A tmpfs of `mib` MiB on a temporary directory, unmounted on drop;
+/// `None`, with a message, where mounting is not allowed.
+struct SmallDisk {
+    dir: tempfile::TempDir,
+}
+
+impl SmallDisk {
+    fn mount(mib: u64) -> Option<SmallDisk> {
+        let dir = tempfile::tempdir().unwrap();
+        let mounted = Command::new("mount")
+            .args(["-t", "tmpfs", "-o", &format!("size={mib}m"), "tmpfs"])
+            .arg(dir.path())
+            .output();
+        match mounted {
+            Ok(output) if output.status.success() => Some(SmallDisk { dir }),
+            _ => {
+                eprintln!("skipped: mounting a {mib} MiB tmpfs needs root (run the tests as root)");
+                None
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes a file until the disk is full.
+    fn fill(&self) -> PathBuf {
+        use std::io::Write as _;
+        let path = self.path().join("filler");
+        let mut file = std::fs::File::create(&path).unwrap();
+        while file.write_all(&[0xAB; 64 << 10]).is_ok() {}
+        while file.write_all(&[0xAB; 512]).is_ok() {}
+        path
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(self.dir.path()).status();
+    }
+}
+
+/// `carcassonne serve` on `data`, its log in `log`.
+struct Served {
+    child: Child,
+    addr: String,
+    log: PathBuf,
+}
+
+fn serve(data: &Path, log: &Path, extra: &[&str]) -> Result<Served, (ExitStatus, String)> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+        .arg(data)
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(std::fs::File::create(log).unwrap())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    match line.strip_prefix("listening on ") {
+        Some(addr) => Ok(Served {
+            child,
+            addr: format!("http://{}", addr.trim()),
+            log: log.to_owned(),
+        }),
+        None => {
+            let status = child.wait().unwrap();
+            Err((status, std::fs::read_to_string(log).unwrap()))
+        }
+    }
+}
+
+impl Served {
+    /// SIGTERM, then the exit status and the log.
+    fn terminate(mut self) -> (ExitStatus, String) {
+        let killed = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let status = self.child.wait().unwrap();
+        (status, std::fs::read_to_string(&self.log).unwrap())
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn reason(status: &tonic::Status) -> String {
+    use tonic_types::StatusExt as _;
+    status
+        .get_error_details()
+        .error_info()
+        .map(|i| i.reason.clone())
+        .unwrap_or_default()
+}
+
+/// Plays `steps` actions of the game with the first legal action.
+async fn play(
+    client: &mut GameServiceClient<tonic::transport::Channel>,
+    name: &str,
+    tokens: &[String],
+    steps: usize,
+    tag: &str,
+) -> i64 {
+    let mut version = 0;
+    for step in 0..steps {
+        let legal = legal(client, name).await;
+        let pending = legal.pending.unwrap();
+        let action = legal.actions[0].action.unwrap();
+        version = client
+            .act(with_token(
+                act(name, legal.version, &format!("{tag}-{step}"), action),
+                &tokens[pending.seat as usize],
+            ))
+            .await
+            .unwrap()
+            .into_inner()
+            .version;
+    }
+    version
+}
+
+async fn health(addr: &str) -> ServingStatus {
+    let channel = tonic::transport::Channel::from_shared(addr.to_owned())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut health = HealthClient::new(channel);
+    let answer = health
+        .check(tonic_health::pb::HealthCheckRequest {
+            service: String::new(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    ServingStatus::try_from(answer.status).unwrap()
+}
+
+#[test]
+fn serve_on_a_disk_too_small_for_the_store_fails_naming_the_space_it_needs() {
+    let Some(disk) = SmallDisk::mount(16) else { return };
+    let (status, log) = serve(&disk.path().join("data"), &disk.path().join("log"), &[])
+        .err()
+        .unwrap();
+    assert!(!status.success());
+    assert!(
+        log.contains("not enough disk space") && log.contains("it needs 22.0 MiB to start"),
+        "{log}"
+    );
+    assert!(log.contains("write-ahead log"), "{log}");
+    // A smaller write-ahead log fits.
+    let served = serve(
+        &disk.path().join("data"),
+        &disk.path().join("log"),
+        &["--wal-mib", "1"],
+    )
+    .unwrap();
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read() {
+    let Some(disk) = SmallDisk::mount(16) else { return };
+    let served = serve(
+        &disk.path().join("data"),
+        &disk.path().join("log"),
+        &["--wal-mib", "1"],
+    )
+    .unwrap();
+    let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
+    let mut watch = WatchServiceClient::connect(served.addr.clone()).await.unwrap();
+    let (name, tokens) = new_game(&mut client, "before", 7).await;
+    let version = play(&mut client, &name, &tokens, 6, "a").await;
+    assert_eq!(health(&served.addr).await, ServingStatus::Serving);
+
+    // sled's own flusher (every 500 ms) has written what it holds: the
+    // disk is filled by another program, at once.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    let filler = disk.fill();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    // Writes: UNAVAILABLE, naming the storage.
+    let legal_now = legal(&mut client, &name).await;
+    let acted = client
+        .act(with_token(
+            act(
+                &name,
+                legal_now.version,
+                "full",
+                legal_now.actions[0].action.unwrap(),
+            ),
+            &tokens[legal_now.pending.unwrap().seat as usize],
+        ))
+        .await
+        .unwrap_err();
+    assert_eq!(acted.code(), Code::Unavailable, "{acted:?}");
+    assert_eq!(reason(&acted), "STORAGE_UNAVAILABLE");
+    assert!(
+        acted.message().contains("storage unavailable"),
+        "{}",
+        acted.message()
+    );
+    let created = client
+        .create_game(crate::server::create_request("after", 2, &[], 8))
+        .await
+        .unwrap_err();
+    assert_eq!(created.code(), Code::Unavailable, "{created:?}");
+    assert_eq!(reason(&created), "STORAGE_UNAVAILABLE");
+
+    // Health says so.
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while health(&served.addr).await != ServingStatus::NotServing {
+        assert!(Instant::now() < deadline, "health still SERVING with a full disk");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+
+    // Reads need no space.
+    let game = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(game.version, version);
+    let listed = client
+        .list_games(proto::ListGamesRequest {
+            page_size: 10,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.games.len(), 1);
+    let mut watching = watch
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(watching.message().await.unwrap().is_some(), "a snapshot");
+    let mut replay = watch
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut steps = 0;
+    while replay.message().await.unwrap().is_some() {
+        steps += 1;
+    }
+    assert!(steps > 0);
+    let exported = watch
+        .export_game(proto::ExportGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!exported.record_json.is_empty());
+
+    // Space again: writes and health come back.
+    std::fs::remove_file(&filler).unwrap();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while health(&served.addr).await != ServingStatus::Serving {
+        assert!(
+            Instant::now() < deadline,
+            "health NOT_SERVING after space was freed"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    play(&mut client, &name, &tokens, 1, "b").await;
+
+    // Full again at the stop: the exit code says it.
+    let _filler = disk.fill();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let (status, log) = served.terminate();
+    assert!(!status.success(), "exit 0 with its storage unavailable: {log}");
+    assert!(log.contains("not cleanly") && log.contains("storage"), "{log}");
+}
+
+/// A backup taken by `carcassonne backup` while the server serves and
+/// games are played holds every action acknowledged before it started;
+/// `carcassonne restore` makes a store that verifies and a server that
+/// serves those games.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_action() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
+    let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
+    let mut games = Vec::new();
+    for i in 0..4 {
+        let (name, tokens) = new_game(&mut client, &format!("g{i}"), i).await;
+        let version = play(&mut client, &name, &tokens, 4, "warm").await;
+        games.push((name, tokens, version));
+    }
+    // Load: every game goes on while the backup is taken.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let load: Vec<_> = games
+        .iter()
+        .map(|(name, tokens, _)| {
+            let (mut client, name, tokens, stop) =
+                (client.clone(), name.clone(), tokens.clone(), stop.clone());
+            tokio::spawn(async move {
+                let mut step = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) && step < 60 {
+                    play(&mut client, &name, &tokens, 1, &format!("load-{step}")).await;
+                    step += 1;
+                }
+            })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut acknowledged = Vec::new();
+    for (name, _, _) in &games {
+        let game = client
+            .get_game(proto::GetGameRequest { name: name.clone() })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        acknowledged.push((name.clone(), game.version));
+    }
+    let backup_file = dir.path().join("games.backup");
+    let backup = tokio::task::spawn_blocking({
+        let (data, backup_file) = (data.clone(), backup_file.clone());
+        move || {
+            Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+                .args(["backup", "--data"])
+                .arg(&data)
+                .arg("--to")
+                .arg(&backup_file)
+                .output()
+                .unwrap()
+        }
+    })
+    .await
+    .unwrap();
+    assert!(
+        backup.status.success(),
+        "{}",
+        String::from_utf8_lossy(&backup.stderr)
+    );
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for task in load {
+        task.await.unwrap();
+    }
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("backup written"), "{log}");
+
+    let restored = dir.path().join("restored");
+    let restore = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["restore", "--from"])
+        .arg(&backup_file)
+        .arg("--data")
+        .arg(&restored)
+        .output()
+        .unwrap();
+    let said = String::from_utf8_lossy(&restore.stdout);
+    assert!(
+        restore.status.success(),
+        "{said}{}",
+        String::from_utf8_lossy(&restore.stderr)
+    );
+    assert!(said.contains("games") && said.contains("verified"), "{said}");
+
+    let served = serve(&restored, &dir.path().join("log2"), &[]).unwrap();
+    let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
+    for (name, version) in acknowledged {
+        let game = client
+            .get_game(proto::GetGameRequest { name: name.clone() })
+            .await
+            .unwrap()
+            .into_inner()
+            .game
+            .unwrap();
+        assert!(game.version >= version, "{name}: {} < {version}", game.version);
+    }
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+}
+
+#[test]
+fn a_backup_of_a_stopped_store_and_of_no_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
+    assert_eq!(served.terminate().0.code(), Some(0));
+    let to = dir.path().join("b");
+    let run = |data: &Path| {
+        Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+            .args(["backup", "--data"])
+            .arg(data)
+            .arg("--to")
+            .arg(&to)
+            .output()
+            .unwrap()
+    };
+    let stopped = run(&data);
+    assert!(
+        stopped.status.success(),
+        "{}",
+        String::from_utf8_lossy(&stopped.stderr)
+    );
+    assert!(String::from_utf8_lossy(&stopped.stdout).contains("backed up 0 events"));
+    let missing = run(&dir.path().join("nothing"));
+    assert!(!missing.status.success());
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no event store"));
+}
+
+/// `serve --compression` makes a compressed store; a store keeps what it
+/// was created with, and the server says so when the flag differs.
+#[test]
+fn serve_compression_makes_a_compressed_store_which_keeps_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let served = serve(&data, &dir.path().join("log"), &["--compression"]).unwrap();
+    assert_eq!(served.terminate().0.code(), Some(0));
+    let store = carcassonne_store::SledStore::open(&data, carcassonne_store::StoreConfig::default()).unwrap();
+    assert!(store.compression());
+    drop(store);
+    let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("keeps the compression it was created with"), "{log}");
+    // Plain stays plain.
+    let plain = dir.path().join("plain");
+    assert_eq!(
+        serve(&plain, &dir.path().join("log"), &[])
+            .unwrap()
+            .terminate()
+            .0
+            .code(),
+        Some(0)
+    );
+    let (status, log) = serve(&plain, &dir.path().join("log"), &["--compression"])
+        .unwrap()
+        .terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("compression") && log.contains("false"), "{log}");
+    let store =
+        carcassonne_store::SledStore::open(&plain, carcassonne_store::StoreConfig::default()).unwrap();
+    assert!(!store.compression());
+}
