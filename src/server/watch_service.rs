@@ -237,7 +237,7 @@ struct Plan {
 }
 
 /// Events a replay reads from the store at a time.
-const REPLAY_CHUNK: usize = 32;
+const REPLAY_CHUNK: usize = 8;
 
 /// A replay, built step by step as its client reads: its task folds one
 /// event at a time, reads the store a chunk at a time, and builds a step
