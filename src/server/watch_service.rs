@@ -4,16 +4,19 @@
 //!
 //! A game's watchers share its live feed (`feed.rs`), each with a stream
 //! of its own (`game_watch.rs`). The server stream and replays run in a
-//! task each and write into a bounded channel to their client. Nothing
+//! task each and write into a bounded channel to their client; a replay
+//! builds each step only once its client read the one before, and the
+//! server stream folds each game once, event by event, in a map of its own
+//! rather than the games' cache. Every read path shows a spectator the
+//! same version (`viewer::visible_version`). Nothing
 //! waits for a slow reader: it lags in a broadcast, is told it fell behind,
 //! and ends; neither the game nor other watchers ever wait for it.
 
+use std::num::NonZeroUsize;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-
-use std::num::NonZeroUsize;
 
 use carcassonne_store::{EventStore, GameId, StoredEvent};
 use lru::LruCache;
