@@ -235,7 +235,7 @@ async fn an_export_at_every_version_of_a_running_game_verifies_as_in_progress() 
         &mut client,
         "exported-running",
         delay,
-        &[proto::Expansion::Count],
+        &[proto::Expansion::River, proto::Expansion::Count],
         5,
     )
     .await;
