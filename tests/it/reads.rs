@@ -156,7 +156,33 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
         .unwrap()
         .into_inner();
     assert_eq!((legal.version, legal.pending), (visible, game.pending.clone()));
-    // WatchGame from now.
+    // WatchGame: from now (0), and from the visible version but no later.
+    let beyond = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: visible + 1,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
+    let mut at = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: visible,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = at.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot, game);
+    drop(at);
     let mut watch = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
@@ -174,22 +200,34 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     };
     assert_eq!(snapshot, game);
     drop(watch);
-    // ReplayGame to now.
-    let mut replay = w
+    // ReplayGame: to now (0) and to the visible version, but no later.
+    let beyond = w
         .replay_game(proto::ReplayGameRequest {
             name: name.clone(),
-            from_version: 0,
-            to_version: 0,
+            from_version: 2,
+            to_version: visible + 1,
             interval_ms: 0,
         })
         .await
-        .unwrap()
-        .into_inner();
-    let mut last = None;
-    while let Some(step) = replay.next().await {
-        last = step.unwrap().game;
+        .unwrap_err();
+    assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
+    for to_version in [0, visible] {
+        let mut replay = w
+            .replay_game(proto::ReplayGameRequest {
+                name: name.clone(),
+                from_version: 2,
+                to_version,
+                interval_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut last = None;
+        while let Some(step) = replay.next().await {
+            last = step.unwrap().game;
+        }
+        assert_eq!(last.as_ref(), Some(&game), "to_version {to_version}");
     }
-    assert_eq!(last.as_ref(), Some(&game));
     // GetGameAtVersion: the visible version, and nothing after it.
     let seek = w
         .get_game_at_version(proto::GetGameAtVersionRequest {
