@@ -396,12 +396,21 @@ async fn an_audit_checks_the_log_against_the_commitment_and_the_record_move_by_m
     };
     let answer = w.verify_game(request.clone()).await.unwrap().into_inner();
     assert!(answer.ok && answer.finished, "{answer:?}");
-    // Without the commitment, a log proves nothing.
+    // Without a commitment in the request, the one this server showed the
+    // game's players; a log of a game it does not hold proves nothing
+    // without one.
     let unbound = proto::VerifyGameRequest {
         seed_sha256: String::new(),
         ..request.clone()
     };
-    let answer = w.verify_game(unbound).await.unwrap().into_inner();
+    let answer = w.verify_game(unbound.clone()).await.unwrap().into_inner();
+    assert!(answer.ok, "{answer:?}");
+    let elsewhere = proto::VerifyGameRequest {
+        events: rechain(&unbound.events, "games/elsewhere"),
+        name: "games/elsewhere".to_owned(),
+        ..unbound
+    };
+    let answer = w.verify_game(elsewhere).await.unwrap().into_inner();
     assert!(!answer.ok && answer.error.contains("seed_sha256"), "{answer:?}");
     // A forged log: another game, played with another seed, moved to this
     // game's name with every hash recomputed, and its own record and seed.
@@ -419,6 +428,15 @@ async fn an_audit_checks_the_log_against_the_commitment_and_the_record_move_by_m
     let answer = w.verify_game(forged.clone()).await.unwrap().into_inner();
     assert!(!answer.ok && answer.error.contains("commitment"), "{answer:?}");
     assert_eq!(answer.at, 2);
+    let answer = w
+        .verify_game(proto::VerifyGameRequest {
+            seed_sha256: String::new(),
+            ..forged.clone()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.ok && answer.error.contains("commitment"), "{answer:?}");
     // The forgery checks out against its own commitment: the chain, the
     // rules and the seed are all consistent, so the test forged well.
     let seed: Vec<u8> = (0..32)
