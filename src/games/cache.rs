@@ -28,6 +28,17 @@ impl Cache {
             .cloned()
     }
 
+    /// The cached game, without marking it as used: reads that must not
+    /// push out the games being played (listings, the server stream) look
+    /// with this.
+    pub fn peek(&self, id: &GameId) -> Option<Arc<Loaded>> {
+        self.games
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .peek(id)
+            .cloned()
+    }
+
     /// Keeps `loaded` unless the cache holds a newer version of the game.
     pub fn put(&self, id: &GameId, loaded: Arc<Loaded>) {
         let mut games = self.games.lock().unwrap_or_else(PoisonError::into_inner);

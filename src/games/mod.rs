@@ -11,6 +11,7 @@ mod cache;
 pub mod stored;
 
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
 use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent, Written};
@@ -103,6 +104,8 @@ pub struct NewGame {
 pub struct Games {
     store: Arc<dyn EventStore>,
     cache: Cache,
+    /// How many times a game was read and folded from the store.
+    folds: AtomicU64,
 }
 
 impl Games {
@@ -110,6 +113,7 @@ impl Games {
         Games {
             store,
             cache: Cache::new(cache_capacity),
+            folds: AtomicU64::new(0),
         }
     }
 
@@ -167,10 +171,45 @@ impl Games {
         if let Some(loaded) = self.cache.get(id) {
             return Ok(loaded);
         }
-        let stored = self.store.read_game(id, 1).map_err(store_error)?;
-        let loaded = Arc::new(Loaded::fold(&stored, None, |_, _, _| {}).map_err(ApiError::Corrupt)?);
+        let loaded = Arc::new(self.fold_uncached(id, None, |_, _, _| {})?);
         self.cache.put(id, loaded.clone());
         Ok(loaded)
+    }
+
+    /// The game now, from the cache if it holds the store's last version,
+    /// else folded from the store; either way without touching the cache,
+    /// so that reads of many games (listings, exports, replays) never push
+    /// out the games being played.
+    pub fn current(&self, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
+        if let Some(cached) = self.cache.peek(id) {
+            // The store publishes an append before the action that made it
+            // updates the cache: read fresh if the cache is behind.
+            let head = self.store.game(id).map_err(store_error)?.map(|s| s.last_seq);
+            if head.is_some_and(|head| head <= cached.version) {
+                return Ok(cached);
+            }
+        }
+        Ok(Arc::new(self.fold_uncached(id, None, |_, _, _| {})?))
+    }
+
+    /// Reads a game from the store and folds it up to `until` (a version)
+    /// if given, without touching the cache; `each` sees every engine event
+    /// with its effects.
+    pub fn fold_uncached(
+        &self,
+        id: &GameId,
+        until: Option<u64>,
+        each: impl FnMut(&StoredEvent, &Event, &[Effect]),
+    ) -> Result<Loaded, ApiError> {
+        self.folds.fetch_add(1, Ordering::Relaxed);
+        let stored = self.store.read_game(id, 1).map_err(store_error)?;
+        Loaded::fold(&stored, until, each).map_err(ApiError::Corrupt)
+    }
+
+    /// How many times a game was read and folded from the store: what
+    /// tests of read costs count.
+    pub fn folds(&self) -> u64 {
+        self.folds.load(Ordering::Relaxed)
     }
 
     /// Games in id order, `finished` filtering by status (`None`: all).
@@ -199,7 +238,7 @@ impl Games {
                     other => store_error(other),
                 })?;
             for summary in &page.games {
-                let loaded = self.load(&summary.game)?;
+                let loaded = self.current(&summary.game)?;
                 if finished.is_none_or(|f| loaded.game.is_finished() == f) {
                     found.push(loaded);
                 }
@@ -214,12 +253,10 @@ impl Games {
 
     /// The game at an earlier version, with every event's outcome up to it.
     pub fn history(&self, id: &GameId, until: Option<u64>) -> Result<(Loaded, Vec<Outcome>), ApiError> {
-        let stored = self.store.read_game(id, 1).map_err(store_error)?;
         let mut outcomes = Vec::new();
-        let loaded = Loaded::fold(&stored, until, |s, e, fx| {
+        let loaded = self.fold_uncached(id, until, |s, e, fx| {
             outcomes.push(Outcome::of(s, e.clone(), fx.to_vec()));
-        })
-        .map_err(ApiError::Corrupt)?;
+        })?;
         Ok((loaded, outcomes))
     }
 

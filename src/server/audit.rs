@@ -2,14 +2,14 @@
 //! game its event log with the hash chain and the seed), and verifying what
 //! an export gives, independently of the store it came from.
 
-use carcassonne_engine::record::{Record, RecordError};
-use carcassonne_engine::{Event, Seed};
+use carcassonne_engine::record::{Record, RecordError, Replay, Turn};
+use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 
-use super::viewer::Viewer;
+use super::viewer::{self, Viewer};
 use crate::api::status::ApiError;
 use crate::games::stored::{Loaded, engine_event};
-use crate::games::{Games, auth, store_error};
+use crate::games::{Games, store_error};
 use crate::proto;
 
 /// The export of a game, as far as the caller may see it.
@@ -18,10 +18,11 @@ pub fn export(
     id: &GameId,
     token: Option<&str>,
 ) -> Result<proto::ExportGameResponse, ApiError> {
-    // Fresh from the store: the export must hold every durable event.
-    let (now, _) = games.history(id, None)?;
+    // Fresh from the store (`current`): the export must hold every
+    // durable event.
+    let now = games.current(id)?;
     let finished = now.game.is_finished();
-    let visible = Viewer::of(token, &now)?.visible(now.version, finished, now.info.spectator_delay);
+    let visible = viewer::visible_version(Viewer::of(token, &now)?, &now);
     let stored = games.store().read_game(id, 1).map_err(store_error)?;
     let events = stored
         .iter()
@@ -29,8 +30,13 @@ pub fn export(
         .map(engine_event)
         .collect::<Result<Vec<Event>, String>>()
         .map_err(ApiError::Corrupt)?;
+    let events = if finished {
+        &events[..]
+    } else {
+        complete_turns(&events)?
+    };
     let record =
-        Record::from_events(&events).ok_or_else(|| ApiError::Corrupt("no creation event".to_owned()))?;
+        Record::from_events(events).ok_or_else(|| ApiError::Corrupt("no creation event".to_owned()))?;
     let (log, seed) = match (finished, now.game.setup().seed) {
         (true, Some(seed)) => (stored.iter().map(stored_view).collect(), seed.to_hex()),
         _ => (Vec::new(), String::new()),
@@ -40,6 +46,28 @@ pub fn export(
         events: log,
         seed,
     })
+}
+
+/// The events of a running game up to the end of its last complete turn:
+/// a record has no half turns, so a tile drawn but not yet placed, or a
+/// turn whose decisions are still being made, is left out (and with the
+/// Count, the last turn while the final round runs: a record whose turns
+/// use up the bag is a finished game). The result verifies as a game in
+/// progress, and shows no draw of a turn still being played.
+fn complete_turns(events: &[Event]) -> Result<&[Event], ApiError> {
+    let Some(Event::Created(setup)) = events.first() else {
+        return Err(ApiError::Corrupt("no creation event".to_owned()));
+    };
+    let mut game = carcassonne_engine::Game::new(setup.clone());
+    let mut end = 1;
+    for (i, event) in events.iter().enumerate().skip(1) {
+        game.apply(event);
+        // Waiting for the next draw: every turn so far is complete.
+        if matches!(game.pending(), Pending::Draw { .. }) {
+            end = i + 1;
+        }
+    }
+    Ok(&events[..end])
 }
 
 fn stored_view(e: &StoredEvent) -> proto::StoredEvent {
@@ -77,25 +105,26 @@ impl Problem {
 }
 
 /// The check of `carcassonne verify` on a record, and on an event log with
-/// its hash chain and seed when one is given.
+/// its hash chain, seed and commitment when one is given; a record given
+/// with a log must be the log's record, turn by turn.
 pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
-    let outcome = verify_record(&request.record_json).and_then(|scores| {
-        if request.events.is_empty() {
-            return Ok(scores);
+    let outcome = verify_record(&request.record_json).and_then(|(record, replay)| {
+        if !request.events.is_empty() {
+            let log = verify_log(
+                &request.name,
+                &request.events,
+                &request.seed,
+                &request.seed_sha256,
+            )?;
+            same_game(&record, &log)?;
         }
-        let log_scores = verify_log(&request.name, &request.events, &request.seed)?;
-        if log_scores != scores {
-            return Err(Problem::event(
-                0,
-                format!("the record scores {scores:?}, but its event log scores {log_scores:?}"),
-            ));
-        }
-        Ok(scores)
+        Ok(replay)
     });
     match outcome {
-        Ok(scores) => proto::VerifyGameResponse {
+        Ok(replay) => proto::VerifyGameResponse {
             ok: true,
-            scores,
+            scores: replay.game.scores().to_vec(),
+            finished: replay.game.is_finished(),
             ..Default::default()
         },
         Err(p) => proto::VerifyGameResponse {
@@ -103,12 +132,61 @@ pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
             error: p.error,
             at: p.at,
             rule: p.rule,
-            scores: Vec::new(),
+            ..Default::default()
         },
     }
 }
 
-fn verify_record(json: &str) -> Result<Vec<u32>, Problem> {
+/// Compares a record with the record of an event log: the setup, then
+/// every turn, then the final round. The first difference names its turn.
+fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
+    if (record.rules, &record.players, &record.tiles) != (log.rules, &log.players, &log.tiles) {
+        return Err(Problem::event(
+            0,
+            "the record's rules, players or bag are not the event log's",
+        ));
+    }
+    let turns = record.turns.len().max(log.turns.len());
+    for turn in 0..turns {
+        let (ours, theirs) = (record.turns.get(turn), log.turns.get(turn));
+        if ours != theirs {
+            return Err(Problem::event(
+                turn as i64,
+                format!(
+                    "turn {turn}: the record has {}, the event log {}",
+                    describe(ours),
+                    describe(theirs)
+                ),
+            ));
+        }
+    }
+    if record.final_round != log.final_round {
+        return Err(Problem::event(
+            turns as i64,
+            "the record's final round is not the event log's",
+        ));
+    }
+    Ok(())
+}
+
+/// A turn in a few words, for a difference between a record and a log.
+fn describe(turn: Option<&Turn>) -> String {
+    match turn {
+        None => "no such turn".to_owned(),
+        Some(Turn::Discarded { tile }) => format!("{tile} discarded"),
+        Some(Turn::Placed(p)) => {
+            let follower = p.follower.map(|f| format!(", follower {f}")).unwrap_or_default();
+            let count = if p.redeploy.is_empty() && p.carcassonne.is_none() {
+                ""
+            } else {
+                ", with moves of the Count"
+            };
+            format!("{} at {} rotation {}{follower}{count}", p.tile, p.pos, p.rotation)
+        }
+    }
+}
+
+fn verify_record(json: &str) -> Result<(Record, Replay), Problem> {
     let problem = |e: RecordError| {
         let (at, rule) = match &e {
             RecordError::Rule { turn, rule, .. } => (*turn as i64, rule.as_str().to_owned()),
@@ -123,7 +201,7 @@ fn verify_record(json: &str) -> Result<Vec<u32>, Problem> {
     };
     let record = Record::parse(json).map_err(problem)?;
     let replay = record.verify().map_err(problem)?;
-    Ok(replay.game.scores().to_vec())
+    Ok((record, replay))
 }
 
 fn hash(hex: &str) -> Option<Hash> {
@@ -132,9 +210,23 @@ fn hash(hex: &str) -> Option<Hash> {
 }
 
 /// Checks an event log: every record's hash over its content, the chain
-/// from one to the next, the rules (every event replayed), and the draws
-/// against the revealed seed. Returns the final scores.
-fn verify_log(name: &str, events: &[proto::StoredEvent], seed: &str) -> Result<Vec<u32>, Problem> {
+/// from one to the next, the rules (every event replayed), the draws
+/// against the revealed seed, and the seed against `commitment`, the one
+/// the players were shown. Returns the log's record.
+fn verify_log(
+    name: &str,
+    events: &[proto::StoredEvent],
+    seed: &str,
+    commitment: &str,
+) -> Result<Record, Problem> {
+    // Without the commitment players were shown, a log forged with another
+    // seed and recomputed hashes would check out.
+    if commitment.is_empty() {
+        return Err(Problem::event(
+            0,
+            "seed_sha256: the commitment the players were shown is required with events",
+        ));
+    }
     let id = crate::api::parse::game_name(name)
         .ok()
         .and_then(|id| GameId::new(id).ok())
@@ -187,11 +279,14 @@ fn verify_log(name: &str, events: &[proto::StoredEvent], seed: &str) -> Result<V
     let Some(committed) = loaded.game.setup().seed else {
         return Err(Problem::event(2, "the creation has no seed"));
     };
+    if !loaded.info.seed_sha256.eq_ignore_ascii_case(commitment) {
+        return Err(Problem::event(
+            2,
+            "the creation's seed does not hash to the commitment the players were shown",
+        ));
+    }
     if seed != committed.to_hex() {
         return Err(Problem::event(2, "the revealed seed is not the game's seed"));
-    }
-    if auth::seed_commitment(&committed.0) != loaded.info.seed_sha256 {
-        return Err(Problem::event(2, "the seed does not hash to the commitment"));
     }
     if !loaded.game.is_finished() {
         return Err(Problem::event(
@@ -199,5 +294,10 @@ fn verify_log(name: &str, events: &[proto::StoredEvent], seed: &str) -> Result<V
             "the event log stops before the end of the game",
         ));
     }
-    Ok(loaded.game.scores().to_vec())
+    let events = stored[1..]
+        .iter()
+        .map(engine_event)
+        .collect::<Result<Vec<Event>, String>>()
+        .map_err(|e| Problem::event(0, e))?;
+    Record::from_events(&events).ok_or_else(|| Problem::event(2, "event 2 is not the creation"))
 }

@@ -126,13 +126,8 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
 /// once it is over), `spectator_delay` events behind for spectators.
 fn visible_game(games: &Games, id: &GameId, token: Option<&str>) -> Result<Arc<Loaded>, ApiError> {
     let now = games.load(id)?;
-    let visible =
-        Viewer::of(token, &now)?.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
-    if visible == now.version {
-        return Ok(now);
-    }
-    let (then, _) = games.history(id, Some(visible))?;
-    Ok(Arc::new(then))
+    let viewer = Viewer::of(token, &now)?;
+    viewer::visible_game(games, id, viewer, now)
 }
 
 /// A new game's id: derived from the creation's request id, so that a
@@ -226,8 +221,21 @@ impl proto::game_service_server::GameService for GameService {
             proto::GameStatus::Running => Some(false),
             proto::GameStatus::Finished => Some(true),
         };
+        // A listing is a spectator's view: every game as GetGame without a
+        // token shows it.
         let (games, next) = self
-            .blocking(move |games| games.list(finished, page_size, token.as_deref()))
+            .blocking(move |games| {
+                let (found, next) = games.list(finished, page_size, token.as_deref())?;
+                let visible = found
+                    .into_iter()
+                    .map(|now| {
+                        let id = GameId::new(now.info.id.clone())
+                            .map_err(|e| ApiError::Internal(format!("a stored game's id: {e}")))?;
+                        viewer::visible_game(games, &id, Viewer::Spectator, now)
+                    })
+                    .collect::<Result<Vec<_>, ApiError>>()?;
+                Ok((visible, next))
+            })
             .await?;
         Ok(Response::new(proto::ListGamesResponse {
             games: games.iter().map(|l| game_view(l)).collect(),

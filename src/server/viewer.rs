@@ -1,14 +1,16 @@
 //! Who is asking: a player (a seat's token in the metadata) sees a game as
 //! it is; a spectator sees a running game `spectator_delay` events behind.
 
+use std::sync::Arc;
+
 use carcassonne_engine::Seat;
 use carcassonne_store::{Actor, GameId, RequestId, StoredEvent};
 use tonic::Request;
 
 use crate::api::parse;
 use crate::api::status::ApiError;
-use crate::games::auth;
 use crate::games::stored::Loaded;
+use crate::games::{Games, auth};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Viewer {
@@ -36,6 +38,29 @@ impl Viewer {
             Viewer::Spectator => head.saturating_sub(u64::from(delay)).max(2),
         }
     }
+}
+
+/// The one visibility decision of every read path (GetGame, ListGames,
+/// GetLegalActions, WatchGame, WatchServer, ReplayGame, GetGameAtVersion,
+/// ExportGame): the last version of the game `now` that `viewer` may see.
+pub fn visible_version(viewer: Viewer, now: &Loaded) -> u64 {
+    viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay)
+}
+
+/// The game `now` as `viewer` may see it: itself, or for a spectator of a
+/// delayed game the game at its visible version, folded from the store
+/// (without touching the cache).
+pub fn visible_game(
+    games: &Games,
+    id: &GameId,
+    viewer: Viewer,
+    now: Arc<Loaded>,
+) -> Result<Arc<Loaded>, ApiError> {
+    let visible = visible_version(viewer, &now);
+    if visible == now.version {
+        return Ok(now);
+    }
+    Ok(Arc::new(games.fold_uncached(id, Some(visible), |_, _, _| {})?))
 }
 
 /// The seat token of a request (`authorization: Bearer <token>`).

@@ -4,15 +4,22 @@
 //!
 //! A game's watchers share its live feed (`feed.rs`), each with a stream
 //! of its own (`game_watch.rs`). The server stream and replays run in a
-//! task each and write into a bounded channel to their client. Nothing
+//! task each and write into a bounded channel to their client; a replay
+//! builds each step only once its client read the one before, and the
+//! server stream folds each game once, event by event, in a map of its own
+//! rather than the games' cache. Every read path shows a spectator the
+//! same version (`viewer::visible_version`). Nothing
 //! waits for a slow reader: it lags in a broadcast, is told it fell behind,
 //! and ends; neither the game nor other watchers ever wait for it.
 
+use std::num::NonZeroUsize;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use carcassonne_store::{EventStore, StoredEvent};
+use carcassonne_store::{EventStore, GameId, StoredEvent};
+use lru::LruCache;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
@@ -145,12 +152,9 @@ impl proto::watch_service_server::WatchService for WatchService {
             .into());
         }
         let games = self.games.clone();
-        let (steps, info) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            // Fresh from the store: a watcher may have seen an event the
-            // cache does not hold yet.
-            let (now, _) = games.history(&id, None)?;
-            let viewer = Viewer::of(token.as_deref(), &now)?;
-            let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
+        let plan = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+            let now = games.current(&id)?;
+            let visible = viewer::visible_version(Viewer::of(token.as_deref(), &now)?, &now);
             let to = if to == 0 { visible } else { to };
             if to > visible || from > to {
                 return Err(ApiError::InvalidArgument {
@@ -158,53 +162,19 @@ impl proto::watch_service_server::WatchService for WatchService {
                     message: format!("from_version <= to_version <= {visible}, the version you may see"),
                 });
             }
-            let stored = games.store().read_game(&id, 1).map_err(store_error)?;
-            let [first, second, rest @ ..] = &stored[..] else {
-                return Err(ApiError::Corrupt("fewer than two events".to_owned()));
-            };
-            let mut loaded = Loaded::start(first, second).map_err(ApiError::Corrupt)?;
-            let mut steps = Vec::new();
-            for event in rest.iter().take_while(|e| e.seq <= to) {
-                let (engine_event, effects) = loaded.advance(event).map_err(ApiError::Corrupt)?;
-                if event.seq > from {
-                    steps.push(proto::ReplayGameResponse {
-                        event: Some(view::event(
-                            event.seq as i64,
-                            event.time_millis as i64,
-                            view::event_seat(&engine_event, viewer::seat_of(event), &loaded.game),
-                            &engine_event,
-                            &effects,
-                            &loaded.info.seed_sha256,
-                        )),
-                        game: Some(view::game(&loaded.info, loaded.version as i64, &loaded.game)),
-                    });
-                }
-            }
-            Ok((steps, loaded.info))
+            Ok(Plan { id, from, to })
         })
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))??;
-        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
         let interval = Duration::from_millis(u64::from(r.interval_ms));
-        let mut stopping = self.stopping.clone();
-        tokio::spawn(tracing::Instrument::instrument(
-            async move {
-                for (i, step) in steps.into_iter().enumerate() {
-                    if i > 0 && !interval.is_zero() {
-                        tokio::select! {
-                            () = tokio::time::sleep(interval) => {}
-                            _ = stopping.changed() => return,
-                        }
-                    }
-                    // Backpressure: as fast as the client reads.
-                    if tx.send(Ok(step)).await.is_err() {
-                        return;
-                    }
-                }
-            },
-            tracing::info_span!("replay_game", game = %info.id),
-        ));
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let replay = Replay::spawn(
+            self.games.clone(),
+            plan,
+            interval,
+            self.stopping.clone(),
+            Arc::default(),
+        );
+        Ok(Response::new(Box::pin(ReceiverStream::new(replay))))
     }
 
     async fn get_game_at_version(
@@ -217,18 +187,17 @@ impl proto::watch_service_server::WatchService for WatchService {
         let version = version_arg("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            // Fresh from the store: a watcher may have seen an event the
-            // cache does not hold yet.
-            let (now, _) = games.history(&id, None)?;
-            let viewer = Viewer::of(token.as_deref(), &now)?;
-            let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
+            // Fresh from the store (`current`): a watcher may have seen an
+            // event the cache does not hold yet.
+            let now = games.current(&id)?;
+            let visible = viewer::visible_version(Viewer::of(token.as_deref(), &now)?, &now);
             if !(2..=visible).contains(&version) {
                 return Err(ApiError::InvalidArgument {
                     field: "version".to_owned(),
                     message: format!("between 2 and {visible}, the version you may see, not {version}"),
                 });
             }
-            let (loaded, _) = games.history(&id, Some(version))?;
+            let loaded = games.fold_uncached(&id, Some(version), |_, _, _| {})?;
             Ok(view::game(&loaded.info, loaded.version as i64, &loaded.game))
         })
         .await
@@ -255,11 +224,173 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::VerifyGameRequest>,
     ) -> Result<Response<proto::VerifyGameResponse>, Status> {
-        let r = request.into_inner();
-        let answer = tokio::task::spawn_blocking(move || super::audit::verify(&r))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let mut r = request.into_inner();
+        let games = self.games.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            // A log of a game this server holds is checked against the
+            // commitment it showed that game's players.
+            if !r.events.is_empty()
+                && r.seed_sha256.is_empty()
+                && let Ok(id) = viewer::game_id(&r.name)
+                && let Ok(stored) = games.current(&id)
+            {
+                r.seed_sha256 = stored.info.seed_sha256.clone();
+            }
+            super::audit::verify(&r)
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(Response::new(answer))
+    }
+}
+
+/// What a replay shows: the steps after version `from` up to `to`.
+struct Plan {
+    id: GameId,
+    from: u64,
+    to: u64,
+}
+
+/// Events a replay reads from the store at a time.
+const REPLAY_CHUNK: usize = 8;
+
+/// A replay, built step by step as its client reads: its task folds one
+/// event at a time, reads the store a chunk at a time, and builds a step
+/// only once the client's channel has room for it, so an unread replay
+/// holds a game at its start and a few events, never every step.
+struct Replay {
+    games: Arc<Games>,
+    plan: Plan,
+    /// Steps built so far, for the tests of what an unread replay costs.
+    built: Arc<AtomicUsize>,
+}
+
+impl Replay {
+    /// Starts the replay's task; its steps come out of the receiver, one
+    /// per `interval` (none: as fast as they are read).
+    fn spawn(
+        games: Arc<Games>,
+        plan: Plan,
+        interval: Duration,
+        stopping: tokio::sync::watch::Receiver<bool>,
+        built: Arc<AtomicUsize>,
+    ) -> mpsc::Receiver<Result<proto::ReplayGameResponse, Status>> {
+        // One step waits in the channel; the next is built when it is read.
+        let (tx, rx) = mpsc::channel(1);
+        let span = tracing::info_span!("replay_game", game = %plan.id);
+        let replay = Replay { games, plan, built };
+        tokio::spawn(tracing::Instrument::instrument(
+            replay.run(tx, interval, stopping),
+            span,
+        ));
+        rx
+    }
+
+    async fn run(
+        self,
+        tx: mpsc::Sender<Result<proto::ReplayGameResponse, Status>>,
+        interval: Duration,
+        mut stopping: tokio::sync::watch::Receiver<bool>,
+    ) {
+        let mut loaded: Option<Loaded> = None;
+        let mut chunk = std::collections::VecDeque::new();
+        let mut sent = 0usize;
+        loop {
+            let next_seq = loaded.as_ref().map_or(1, |l| l.version + 1);
+            if next_seq > self.plan.to {
+                return;
+            }
+            if chunk.is_empty() {
+                match self.read(next_seq).await {
+                    Ok(events) if events.is_empty() => {
+                        let error = ApiError::Corrupt(format!("the game ends before version {next_seq}"));
+                        let _ = tx.send(Err(error.into())).await;
+                        return;
+                    }
+                    Ok(events) => chunk.extend(events),
+                    Err(error) => {
+                        let _ = tx.send(Err(error.into())).await;
+                        return;
+                    }
+                }
+            }
+            let step = match &mut loaded {
+                None => {
+                    // The opening and the creation start the game.
+                    let (Some(first), Some(second)) = (chunk.pop_front(), chunk.pop_front()) else {
+                        let error = ApiError::Corrupt("fewer than two events".to_owned());
+                        let _ = tx.send(Err(error.into())).await;
+                        return;
+                    };
+                    match Loaded::start(&first, &second) {
+                        Ok(started) => loaded = Some(started),
+                        Err(error) => {
+                            let _ = tx.send(Err(ApiError::Corrupt(error).into())).await;
+                            return;
+                        }
+                    }
+                    continue;
+                }
+                Some(loaded) => {
+                    let Some(event) = chunk.pop_front() else { continue };
+                    let (engine_event, effects) = match loaded.advance(&event) {
+                        Ok(advanced) => advanced,
+                        Err(error) => {
+                            let _ = tx.send(Err(ApiError::Corrupt(error).into())).await;
+                            return;
+                        }
+                    };
+                    if event.seq <= self.plan.from {
+                        continue;
+                    }
+                    (event, engine_event, effects)
+                }
+            };
+            if sent > 0 && !interval.is_zero() {
+                tokio::select! {
+                    () = tokio::time::sleep(interval) => {}
+                    _ = stopping.changed() => return,
+                }
+            }
+            // Backpressure: built only once the client has read the last.
+            let permit = tokio::select! {
+                permit = tx.reserve() => match permit {
+                    Ok(permit) => permit,
+                    Err(_) => return,
+                },
+                _ = stopping.changed() => return,
+            };
+            let Some(loaded) = &loaded else { return };
+            let (event, engine_event, effects) = step;
+            self.built.fetch_add(1, Ordering::Relaxed);
+            permit.send(Ok(proto::ReplayGameResponse {
+                event: Some(view::event(
+                    event.seq as i64,
+                    event.time_millis as i64,
+                    view::event_seat(&engine_event, viewer::seat_of(&event), &loaded.game),
+                    &engine_event,
+                    &effects,
+                    &loaded.info.seed_sha256,
+                )),
+                game: Some(view::game(&loaded.info, loaded.version as i64, &loaded.game)),
+            }));
+            sent += 1;
+        }
+    }
+
+    /// The next chunk of the game's events, from `from` on.
+    async fn read(&self, from: u64) -> Result<Vec<StoredEvent>, ApiError> {
+        let (store, id) = (self.games.store().clone(), self.plan.id.clone());
+        let to = self.plan.to;
+        tokio::task::spawn_blocking(move || {
+            let mut events = store.read_game(&id, from).map_err(store_error)?;
+            events.retain(|e| e.seq <= to);
+            events.truncate(REPLAY_CHUNK);
+            events.shrink_to_fit();
+            Ok(events)
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?
     }
 }
 
@@ -274,6 +405,7 @@ async fn pump_server(
     mut stopping: tokio::sync::watch::Receiver<bool>,
 ) {
     let message = |m: ws::Message| proto::WatchServerResponse { message: Some(m) };
+    let mut dashboard = Dashboard::new(games.clone());
     // Catch up from the store, a page at a time.
     loop {
         let (store, from) = (games.store().clone(), position + 1);
@@ -293,10 +425,10 @@ async fn pump_server(
         }
         for event in page {
             position = event.position;
-            if let Some(change) = classify(&games, &event).await
-                && tx.send(Ok(message(ws::Message::Event(change)))).await.is_err()
-            {
-                return;
+            for change in dashboard.classify(&event).await {
+                if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
+                    return;
+                }
             }
         }
     }
@@ -315,10 +447,10 @@ async fn pump_server(
             Ok(event) if event.position <= position => {}
             Ok(event) => {
                 position = event.position;
-                if let Some(change) = classify(&games, &event).await
-                    && tx.send(Ok(message(ws::Message::Event(change)))).await.is_err()
-                {
-                    return;
+                for change in dashboard.classify(&event).await {
+                    if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
+                        return;
+                    }
                 }
             }
             Err(broadcast::error::RecvError::Lagged(_)) => {
@@ -332,41 +464,286 @@ async fn pump_server(
     }
 }
 
-/// What an event means for the server's dashboard, if anything: a game's
-/// opening creates it; its first player action (always its 4th event:
-/// opening, creation, first draw, action) starts it; its last event, when
-/// the game is over, finishes it.
-async fn classify(games: &Arc<Games>, event: &StoredEvent) -> Option<proto::ServerEvent> {
-    use proto::GameChange as C;
-    let change = match event.seq {
-        1 => Some(C::Created),
-        4 if viewer::seat_of(event).is_some() => Some(C::Started),
-        _ => None,
-    };
-    let finished = {
-        let (games, id) = (games.clone(), event.game.clone());
-        let seq = event.seq;
-        tokio::task::spawn_blocking(move || {
-            // The store publishes an event before the action that appended
-            // it updates the cache: read the game fresh if the cache is
-            // behind this event.
-            let ended = |game: &carcassonne_engine::Game, version: u64| game.is_finished() && version == seq;
-            match games.load(&id) {
-                Ok(cached) if cached.version >= seq => ended(&cached.game, cached.version),
-                Ok(_) => games
-                    .history(&id, None)
-                    .is_ok_and(|(fresh, _)| ended(&fresh.game, fresh.version)),
-                Err(_) => false,
+/// Games a server stream follows at once; past it, the least recently
+/// changed one is folded again from the store when it changes next.
+const DASHBOARD_GAMES: usize = 256;
+
+/// What a server stream knows of the running games it has seen: each
+/// game's state, folded one event at a time as the stream passes it (a
+/// game is read from the store only when the stream meets it mid-way), in
+/// a bounded map of the stream's own, never in the games' cache.
+struct Dashboard {
+    games: Arc<Games>,
+    followed: LruCache<GameId, Followed>,
+    /// The last opening seen: a game's opening and creation are one append,
+    /// so the creation that follows starts the game from it.
+    opening: Option<StoredEvent>,
+}
+
+struct Followed {
+    loaded: Loaded,
+    /// The version of the game's first player action, once made.
+    first_action: Option<u64>,
+    /// Whether the stream has said that the game started.
+    started_sent: bool,
+}
+
+impl Dashboard {
+    fn new(games: Arc<Games>) -> Dashboard {
+        let capacity = NonZeroUsize::new(DASHBOARD_GAMES).unwrap_or(NonZeroUsize::MIN);
+        Dashboard {
+            games,
+            followed: LruCache::new(capacity),
+            opening: None,
+        }
+    }
+
+    /// What an event means for the server's dashboard, as spectators may
+    /// see it: a game's opening creates it; its first player action starts
+    /// it, shown once spectators see that version (`spectator_delay`
+    /// events later, or when the game ends); its last event finishes it.
+    async fn classify(&mut self, event: &StoredEvent) -> Vec<proto::ServerEvent> {
+        use proto::GameChange as C;
+        let change = |change: C, version: u64| proto::ServerEvent {
+            position: event.position as i64,
+            name: format!("games/{}", event.game),
+            change: change as i32,
+            version: version as i64,
+        };
+        if event.seq == 1 {
+            self.opening = Some(event.clone());
+            return vec![change(C::Created, event.seq)];
+        }
+        let Some(followed) = self.follow(event).await else {
+            return Vec::new();
+        };
+        let mut changes = Vec::new();
+        let finished = followed.loaded.game.is_finished();
+        let delay = u64::from(followed.loaded.info.spectator_delay);
+        if let Some(first) = followed.first_action
+            && !followed.started_sent
+            && (finished || event.seq >= first + delay)
+        {
+            followed.started_sent = true;
+            changes.push(change(C::Started, first));
+        }
+        if finished {
+            changes.push(change(C::Finished, event.seq));
+            self.followed.pop(&event.game);
+        }
+        changes
+    }
+
+    /// The game with `event` folded in; `None` if it cannot be followed
+    /// (damage, reported to the game's own readers).
+    async fn follow(&mut self, event: &StoredEvent) -> Option<&mut Followed> {
+        let id = &event.game;
+        let known = self.followed.get(id).map(|f| f.loaded.version);
+        match known {
+            Some(version) if version >= event.seq => {}
+            Some(version) if version + 1 == event.seq => {
+                let followed = self.followed.get_mut(id)?;
+                if followed.loaded.advance(event).is_err() {
+                    self.followed.pop(id);
+                    return None;
+                }
+                if followed.first_action.is_none() && viewer::seat_of(event).is_some() {
+                    followed.first_action = Some(event.seq);
+                }
             }
+            _ => {
+                let followed = match self.opening.take() {
+                    Some(opening) if event.seq == 2 && opening.game == *id => {
+                        let loaded = Loaded::start(&opening, event).ok()?;
+                        Followed {
+                            loaded,
+                            first_action: None,
+                            // Nothing to say yet.
+                            started_sent: false,
+                        }
+                    }
+                    _ => self.read(id, event.seq).await?,
+                };
+                self.followed.put(id.clone(), followed);
+            }
+        }
+        self.followed.get_mut(id)
+    }
+
+    /// A game met mid-way, folded from the store up to version `seq`.
+    async fn read(&self, id: &GameId, seq: u64) -> Option<Followed> {
+        let (games, id) = (self.games.clone(), id.clone());
+        tokio::task::spawn_blocking(move || {
+            let mut first_action = None;
+            let loaded = games
+                .fold_uncached(&id, Some(seq), |stored, _, _| {
+                    if first_action.is_none() && viewer::seat_of(stored).is_some() {
+                        first_action = Some(stored.seq);
+                    }
+                })
+                .ok()?;
+            let delay = u64::from(loaded.info.spectator_delay);
+            // Said already if the stream passed it, which it did unless
+            // this very event makes it visible.
+            let started_sent = first_action.is_some_and(|first| seq > first + delay);
+            Some(Followed {
+                loaded,
+                first_action,
+                started_sent,
+            })
         })
         .await
-        .unwrap_or(false)
-    };
-    let change = if finished { Some(C::Finished) } else { change }?;
-    Some(proto::ServerEvent {
-        position: event.position as i64,
-        name: format!("games/{}", event.game),
-        change: change as i32,
-        version: event.seq as i64,
-    })
+        .ok()
+        .flatten()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use carcassonne_engine::{Rules, Seed, Setup};
+    use carcassonne_store::{MemoryStore, RequestId};
+
+    use super::*;
+    use crate::games::{Acting, NewGame};
+
+    /// A game created in `games` and played `actions` actions (or to its
+    /// end), the first legal action each time; returns the version.
+    async fn played(games: &Games, id: &GameId, seed: u64, actions: usize) -> u64 {
+        let setup = Setup {
+            rules: Rules::default(),
+            players: vec!["A".to_owned(), "B".to_owned()],
+            tiles: None,
+            seed: Some(Seed::from_u64(seed)),
+        };
+        let new = NewGame {
+            setup,
+            spectator_delay: 0,
+        };
+        let request = RequestId::new(format!("create-{id}")).unwrap();
+        let tokens = games.create(id, &request, new).unwrap().tokens;
+        for _ in 0..actions {
+            let loaded = games.load(id).unwrap();
+            let Some(seat) = loaded.game.pending().player() else {
+                break;
+            };
+            let command = loaded.game.legal_commands()[0];
+            let request = RequestId::new(format!("r{}", loaded.version)).unwrap();
+            let token = &tokens[usize::from(seat.0)];
+            let Acting::Written(written) = games.act(id, token, loaded.version, &request, &command).unwrap()
+            else {
+                panic!("a new request id is not a retry");
+            };
+            games.acknowledge(written).await.unwrap();
+        }
+        games.load(id).unwrap().version
+    }
+
+    /// Reads a server stream until its first keep-alive.
+    async fn changes(
+        games: &Arc<Games>,
+        from: u64,
+        stopping: tokio::sync::watch::Receiver<bool>,
+    ) -> Vec<proto::ServerEvent> {
+        let (tx, mut rx) = mpsc::channel(CLIENT_BUFFER);
+        let live = games.store().subscribe_all();
+        tokio::spawn(pump_server(
+            tx,
+            live,
+            games.clone(),
+            from,
+            Duration::from_millis(200),
+            stopping,
+        ));
+        let mut seen = Vec::new();
+        while let Some(message) = rx.recv().await {
+            match message.unwrap().message.unwrap() {
+                ws::Message::Event(change) => seen.push(change),
+                ws::Message::KeepAlive(_) => break,
+                ws::Message::FellBehind(at) => panic!("fell behind at {at}"),
+            }
+        }
+        seen
+    }
+
+    #[tokio::test]
+    async fn the_server_stream_folds_each_game_once_and_leaves_the_cache_to_the_games_played() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+        // Room for one game: the one being played.
+        let games = Arc::new(Games::new(store.clone(), 1));
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let count = 12;
+        for n in 0..count {
+            let id = GameId::new(format!("other-{n}")).unwrap();
+            // Half of them to the end.
+            played(&games, &id, n, if n % 2 == 0 { usize::MAX } else { 9 }).await;
+        }
+        let playing = GameId::new("playing").unwrap();
+        played(&games, &playing, 99, 5).await;
+        let cached = games.cached(&playing).expect("the game played is cached");
+        let folds = games.folds();
+        // From the beginning: every game is met at its opening and folded
+        // one event at a time, never read again.
+        let seen = changes(&games, 0, stopping.clone()).await;
+        let finished = seen
+            .iter()
+            .filter(|c| c.change == proto::GameChange::Finished as i32)
+            .count();
+        assert_eq!(finished, count as usize / 2);
+        assert_eq!(games.folds(), folds, "no game read again from position 0");
+        // From the middle of the store: each game met mid-way is read once.
+        let middle = store.last_position() / 2;
+        changes(&games, middle, stopping.clone()).await;
+        assert!(
+            games.folds() - folds <= count + 1,
+            "{} folds for {} games",
+            games.folds() - folds,
+            count + 1
+        );
+        // A listing reads every game, and keeps none.
+        let (listed, _) = games.list(None, 100, None).unwrap();
+        assert_eq!(listed.len(), count as usize + 1);
+        let still = games.cached(&playing).expect("still cached");
+        assert!(Arc::ptr_eq(&still, &cached), "nothing pushed the game played out");
+    }
+
+    #[tokio::test]
+    async fn a_replay_builds_its_steps_as_they_are_read() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+        let games = Arc::new(Games::new(store, 16));
+        let id = GameId::new("replayed").unwrap();
+        let last = played(&games, &id, 3, usize::MAX).await;
+        assert!(last > 100, "a whole game: {last} events");
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let built = Arc::new(AtomicUsize::new(0));
+        let plan = Plan {
+            id: id.clone(),
+            from: 2,
+            to: last,
+        };
+        let mut steps = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
+        // Unread: one step waits in the channel, nothing more is built.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(built.load(Ordering::Relaxed), 1, "built before the first read");
+        let mut versions = Vec::new();
+        while let Some(step) = steps.recv().await {
+            versions.push(step.unwrap().event.unwrap().version);
+            // At most one step ahead of the reader.
+            assert!(built.load(Ordering::Relaxed) <= versions.len() + 1);
+        }
+        assert_eq!(versions, (3..=last as i64).collect::<Vec<_>>());
+        // A replay that is dropped unread ends its task and frees it all.
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let built = Arc::new(AtomicUsize::new(0));
+        let plan = Plan {
+            id,
+            from: 2,
+            to: last,
+        };
+        let dropped = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        drop(dropped);
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        assert_eq!(Arc::strong_count(&built), 1, "the replay's task ended");
+        assert_eq!(built.load(Ordering::Relaxed), 1);
+    }
 }

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod reads;
 mod secrecy;
 mod server;
 mod storage;

@@ -336,6 +336,7 @@ async fn exports_verify_and_tampering_is_found_at_the_first_bad_event() {
         events: export.events.clone(),
         seed: export.seed.clone(),
         name: name.clone(),
+        seed_sha256: commitment.clone(),
     };
     let answer = w.verify_game(request.clone()).await.unwrap().into_inner();
     assert!(answer.ok, "{answer:?}");
@@ -354,10 +355,11 @@ async fn exports_verify_and_tampering_is_found_at_the_first_bad_event() {
     let answer = w.verify_game(tampered).await.unwrap().into_inner();
     assert!(!answer.ok);
     assert_eq!(answer.at, 10, "{answer:?}");
-    // A changed event whose hash was recomputed breaks the chain after it.
-    let mut rechained = request.clone();
-    rechained.events[9].hash = "00".repeat(32);
-    let answer = w.verify_game(rechained).await.unwrap().into_inner();
+    // An event whose hash was overwritten no longer matches its content
+    // (a recomputed one breaks the chain after it: `reads.rs`).
+    let mut overwritten = request.clone();
+    overwritten.events[9].hash = "00".repeat(32);
+    let answer = w.verify_game(overwritten).await.unwrap().into_inner();
     assert!(!answer.ok);
     assert_eq!(answer.at, 10, "{answer:?}");
     // Another seed does not pass.

@@ -1,0 +1,483 @@
+//! Every read path shows a game the same way: the spectator delay on all of
+//! them, exports of running games that verify as games in progress, and
+//! audits that check a log against the commitment players were shown.
+
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::watch_service_client::WatchServiceClient;
+use carcassonne::proto::{self, watch_game_response::Message as W, watch_server_response::Message as S};
+use tokio_stream::StreamExt as _;
+use tonic::transport::Channel;
+
+use crate::server::{TestServer, act, create_request, play_to_end, with_token};
+
+async fn watcher(server: &TestServer) -> WatchServiceClient<Channel> {
+    let _ = server.client().await;
+    WatchServiceClient::connect(format!("http://{}", server.addr))
+        .await
+        .unwrap()
+}
+
+/// Creates a 2-player game; returns its name and tokens.
+async fn create(
+    client: &mut GameServiceClient<Channel>,
+    id: &str,
+    delay: u32,
+    expansions: &[proto::Expansion],
+    seed: u8,
+) -> (String, Vec<String>) {
+    let mut request = create_request(id, 2, expansions, seed);
+    request.spectator_delay = delay;
+    let created = client.create_game(request).await.unwrap().into_inner();
+    (
+        created.game.unwrap().name,
+        created.tokens.into_iter().map(|t| t.token).collect(),
+    )
+}
+
+/// The game as its first seat sees it: version, pending decision, actions.
+async fn as_player(
+    client: &mut GameServiceClient<Channel>,
+    name: &str,
+    token: &str,
+) -> proto::GetLegalActionsResponse {
+    client
+        .get_legal_actions(with_token(
+            proto::GetLegalActionsRequest {
+                name: name.to_owned(),
+            },
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Takes one varied legal action as the seat the game waits for; false when
+/// the game is over.
+async fn step(client: &mut GameServiceClient<Channel>, name: &str, tokens: &[String], n: usize) -> bool {
+    let legal = as_player(client, name, &tokens[0]).await;
+    if legal.actions.is_empty() {
+        return false;
+    }
+    let seat = legal.pending.unwrap().seat as usize;
+    let action = legal.actions[n % legal.actions.len()].action.unwrap();
+    client
+        .act(with_token(
+            act(name, legal.version, &format!("s{n}"), action),
+            &tokens[seat],
+        ))
+        .await
+        .unwrap();
+    true
+}
+
+fn export_request(name: &str) -> proto::ExportGameRequest {
+    proto::ExportGameRequest {
+        name: name.to_owned(),
+    }
+}
+
+/// The server stream's changes up to its first keep-alive.
+async fn server_changes(w: &mut WatchServiceClient<Channel>) -> Vec<proto::ServerEvent> {
+    let mut stream = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: 0,
+            keep_alive_seconds: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut changes = Vec::new();
+    loop {
+        match stream.next().await.unwrap().unwrap().message.unwrap() {
+            S::Event(e) => changes.push(e),
+            S::KeepAlive(_) => return changes,
+            S::FellBehind(p) => panic!("fell behind at {p}"),
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut w = watcher(&server).await;
+    let delay = 4;
+    let (name, tokens) = create(&mut client, "delayed-reads", delay, &[], 3).await;
+    // One action: the game started, but spectators cannot see that yet.
+    assert!(step(&mut client, &name, &tokens, 0).await);
+    let changes = server_changes(&mut w).await;
+    let ours: Vec<i32> = changes
+        .iter()
+        .filter(|c| c.name == name)
+        .map(|c| c.change)
+        .collect();
+    assert_eq!(
+        ours,
+        vec![proto::GameChange::Created as i32],
+        "the server stream does not tell spectators of a move they cannot see yet"
+    );
+    // The player's exports, by version, to compare the spectator's with.
+    let mut player_exports = std::collections::HashMap::new();
+    for n in 1..15 {
+        let version = as_player(&mut client, &name, &tokens[0]).await.version;
+        let export = w
+            .export_game(with_token(export_request(&name), &tokens[0]))
+            .await
+            .unwrap()
+            .into_inner();
+        player_exports.insert(version, export.record_json);
+        assert!(step(&mut client, &name, &tokens, n).await);
+    }
+    let head = as_player(&mut client, &name, &tokens[0]).await.version;
+    // GetGame without a token: the version every other path must show.
+    let game = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let visible = game.version;
+    assert_eq!(visible, head - i64::from(delay));
+    // ListGames.
+    let listed = client
+        .list_games(proto::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    let listed = listed.games.iter().find(|g| g.name == name).expect("listed");
+    assert_eq!(listed, &game, "ListGames shows what GetGame shows");
+    // GetLegalActions.
+    let legal = client
+        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!((legal.version, legal.pending), (visible, game.pending.clone()));
+    // WatchGame: from now (0), and from the visible version but no later.
+    let beyond = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: visible + 1,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
+    let mut at = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: visible,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = at.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot, game);
+    drop(at);
+    let mut watch = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: 0,
+            keep_alive_seconds: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = watch.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot, game);
+    drop(watch);
+    // ReplayGame: to now (0) and to the visible version, but no later.
+    let beyond = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: 2,
+            to_version: visible + 1,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
+    for to_version in [0, visible] {
+        let mut replay = w
+            .replay_game(proto::ReplayGameRequest {
+                name: name.clone(),
+                from_version: 2,
+                to_version,
+                interval_ms: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let mut last = None;
+        while let Some(step) = replay.next().await {
+            last = step.unwrap().game;
+        }
+        assert_eq!(last.as_ref(), Some(&game), "to_version {to_version}");
+    }
+    // GetGameAtVersion: the visible version, and nothing after it.
+    let seek = w
+        .get_game_at_version(proto::GetGameAtVersionRequest {
+            name: name.clone(),
+            version: visible,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game;
+    assert_eq!(seek.as_ref(), Some(&game));
+    let beyond = w
+        .get_game_at_version(proto::GetGameAtVersionRequest {
+            name: name.clone(),
+            version: visible + 1,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
+    // ExportGame: what the player's export said at the visible version.
+    let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
+    assert_eq!(Some(&export.record_json), player_exports.get(&visible));
+    // The server stream says the game started once spectators see its
+    // first action, with that action's version.
+    let changes = server_changes(&mut w).await;
+    let started: Vec<_> = changes
+        .iter()
+        .filter(|c| c.name == name && c.change == proto::GameChange::Started as i32)
+        .collect();
+    assert_eq!(started.len(), 1, "{changes:?}");
+    assert!(started[0].version <= visible, "{changes:?}");
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_export_at_every_version_of_a_running_game_verifies_as_in_progress() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut w = watcher(&server).await;
+    let delay = 3;
+    let (name, tokens) = create(
+        &mut client,
+        "exported-running",
+        delay,
+        &[proto::Expansion::River, proto::Expansion::Count],
+        5,
+    )
+    .await;
+    let mut player_exports = std::collections::HashMap::new();
+    let mut kinds_checked_offline = std::collections::HashSet::new();
+    for n in 0.. {
+        let legal = as_player(&mut client, &name, &tokens[0]).await;
+        if legal.actions.is_empty() {
+            break;
+        }
+        let kind = legal.pending.unwrap().kind;
+        let export = w
+            .export_game(with_token(export_request(&name), &tokens[0]))
+            .await
+            .unwrap()
+            .into_inner();
+        let answer = w
+            .verify_game(proto::VerifyGameRequest {
+                record_json: export.record_json.clone(),
+                ..Default::default()
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(
+            answer.ok && !answer.finished,
+            "version {} ({kind}): {answer:?}\n{}",
+            legal.version,
+            export.record_json
+        );
+        // `carcassonne verify` once per kind of decision (a process each).
+        if kinds_checked_offline.insert(kind) {
+            let verified = crate::cli::run_verify(&export.record_json);
+            assert!(
+                verified.starts_with("ok:") && verified.contains("in progress"),
+                "version {} ({kind}): {verified}",
+                legal.version
+            );
+        }
+        // A spectator's export is the player's of `delay` versions ago: no
+        // draw it may not see yet.
+        let spectator = w.export_game(export_request(&name)).await.unwrap().into_inner();
+        if let Some(then) = player_exports.get(&(legal.version - i64::from(delay))) {
+            assert_eq!(&spectator.record_json, then, "version {}", legal.version);
+        }
+        player_exports.insert(legal.version, export.record_json);
+        assert!(step(&mut client, &name, &tokens, n).await);
+    }
+    use proto::DecisionKind as K;
+    // The Count's final round: the last tile is placed, the game runs on.
+    for kind in [K::PlaceTile, K::PlaceFollower, K::FinalRound] {
+        assert!(
+            kinds_checked_offline.contains(&(kind as i32)),
+            "{kind:?} never came: {kinds_checked_offline:?}"
+        );
+    }
+    // Once over, it verifies as finished.
+    let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
+    let verified = crate::cli::run_verify(&export.record_json);
+    assert!(verified.contains("finished"), "{verified}");
+    server.stop().await;
+}
+
+/// A log moved to another game's name, with every hash recomputed: a chain
+/// that checks out on its own.
+fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
+    use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
+    let id = GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
+    let mut previous = Hash::ZERO;
+    events
+        .iter()
+        .map(|e| {
+            let event = StoredEvent {
+                game: id.clone(),
+                seq: e.seq as u64,
+                position: e.position as u64,
+                time_millis: e.time_ms as u64,
+                actor: e.seat.map_or(Actor::Server, |s| Actor::Seat(s as u8)),
+                request_id: RequestId::new(e.request_id.clone()).unwrap(),
+                schema: e.schema as u16,
+                payload: e.payload.clone(),
+                prev_hash: previous,
+                hash: Hash::ZERO,
+            };
+            let (_, hash) = carcassonne_store::record::encode(&event);
+            let out = proto::StoredEvent {
+                prev_hash: previous.to_string(),
+                hash: hash.to_string(),
+                ..e.clone()
+            };
+            previous = hash;
+            out
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_audit_checks_the_log_against_the_commitment_and_the_record_move_by_move() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut w = watcher(&server).await;
+    let (name, tokens) = create(&mut client, "audited-game", 0, &[], 21).await;
+    let shown = client
+        .get_game(proto::GetGameRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .seed_sha256;
+    play_to_end(&mut client, &name, &tokens).await;
+    let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
+    let request = proto::VerifyGameRequest {
+        record_json: export.record_json.clone(),
+        events: export.events.clone(),
+        seed: export.seed.clone(),
+        name: name.clone(),
+        seed_sha256: shown.clone(),
+    };
+    let answer = w.verify_game(request.clone()).await.unwrap().into_inner();
+    assert!(answer.ok && answer.finished, "{answer:?}");
+    // Without a commitment in the request, the one this server showed the
+    // game's players; a log of a game it does not hold proves nothing
+    // without one.
+    let unbound = proto::VerifyGameRequest {
+        seed_sha256: String::new(),
+        ..request.clone()
+    };
+    let answer = w.verify_game(unbound.clone()).await.unwrap().into_inner();
+    assert!(answer.ok, "{answer:?}");
+    let elsewhere = proto::VerifyGameRequest {
+        events: rechain(&unbound.events, "games/elsewhere"),
+        name: "games/elsewhere".to_owned(),
+        ..unbound
+    };
+    let answer = w.verify_game(elsewhere).await.unwrap().into_inner();
+    assert!(!answer.ok && answer.error.contains("seed_sha256"), "{answer:?}");
+    // A forged log: another game, played with another seed, moved to this
+    // game's name with every hash recomputed, and its own record and seed.
+    // Only the commitment the players were shown finds it out.
+    let (other, other_tokens) = create(&mut client, "forger", 0, &[], 22).await;
+    play_to_end(&mut client, &other, &other_tokens).await;
+    let forged = w.export_game(export_request(&other)).await.unwrap().into_inner();
+    let forged = proto::VerifyGameRequest {
+        record_json: forged.record_json,
+        events: rechain(&forged.events, &name),
+        seed: forged.seed,
+        name: name.clone(),
+        seed_sha256: shown.clone(),
+    };
+    let answer = w.verify_game(forged.clone()).await.unwrap().into_inner();
+    assert!(!answer.ok && answer.error.contains("commitment"), "{answer:?}");
+    assert_eq!(answer.at, 2);
+    let answer = w
+        .verify_game(proto::VerifyGameRequest {
+            seed_sha256: String::new(),
+            ..forged.clone()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.ok && answer.error.contains("commitment"), "{answer:?}");
+    // The forgery checks out against its own commitment: the chain, the
+    // rules and the seed are all consistent, so the test forged well.
+    let seed: Vec<u8> = (0..32)
+        .map(|i| u8::from_str_radix(&forged.seed[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let own = proto::VerifyGameRequest {
+        seed_sha256: carcassonne::games::auth::seed_commitment(&seed.try_into().unwrap()),
+        ..forged
+    };
+    let answer = w.verify_game(own).await.unwrap().into_inner();
+    assert!(answer.ok, "{answer:?}");
+    // A changed event whose hash was recomputed breaks the chain after it.
+    let mut rechained = request.clone();
+    rechained.events[9].payload[0] ^= 1;
+    let tampered = rechain(&rechained.events[..10], &name);
+    rechained.events[9] = tampered[9].clone();
+    let answer = w.verify_game(rechained).await.unwrap().into_inner();
+    assert!(!answer.ok, "{answer:?}");
+    assert_eq!(answer.at, 11, "{answer:?}");
+    assert!(answer.error.contains("chain"), "{answer:?}");
+    // A record that differs from the log in one move, legal on its own
+    // (a follower left out, no score claimed): found at that turn.
+    let mut record: serde_json::Value = serde_json::from_str(&export.record_json).unwrap();
+    let turns = record["turns"].as_array_mut().unwrap();
+    let changed = turns
+        .iter()
+        .rposition(|t| t.get("follower").is_some())
+        .expect("a turn with a follower");
+    turns[changed].as_object_mut().unwrap().remove("follower");
+    record.as_object_mut().unwrap().remove("final_scores");
+    let alone = crate::cli::run_verify(&record.to_string());
+    assert!(alone.starts_with("ok:"), "the changed record is legal: {alone}");
+    let answer = w
+        .verify_game(proto::VerifyGameRequest {
+            record_json: record.to_string(),
+            ..request.clone()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!answer.ok, "{answer:?}");
+    assert_eq!(answer.at, changed as i64, "{answer:?}");
+    server.stop().await;
+}
