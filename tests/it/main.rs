@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod edge;
 mod secrecy;
 mod server;
 mod viewer;
