@@ -4,6 +4,7 @@
 
 mod cli;
 mod edge;
+mod fuzz;
 mod secrecy;
 mod server;
 mod viewer;
