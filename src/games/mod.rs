@@ -383,10 +383,15 @@ impl Games {
         if !identical {
             return Err(ApiError::RequestIdReused(asked.request_id.as_str().to_owned()));
         }
-        Ok(Acted {
-            outcomes,
-            loaded: Arc::new(loaded),
-        })
+        // The first call's task may not have cached its state yet, and a
+        // caller that acts next on this answer's version must find it: when
+        // it is the game's last durable version, it is what `load` would
+        // cache (the cache keeps a newer one if it has it).
+        let loaded = Arc::new(loaded);
+        if stored.last().map(|e| e.seq) == Some(last) {
+            self.cache.put(id, loaded.clone());
+        }
+        Ok(Acted { outcomes, loaded })
     }
 }
 
