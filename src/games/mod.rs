@@ -379,7 +379,8 @@ impl Games {
                 outcomes.push(Outcome::of(event, engine_event, effects));
             }
         }
-        // The creation's append (versions 1 to 3) is never a seat's action.
+        // Also the creation's request id: its append starts with the
+        // server's opening (version 1), never a seat's action.
         if !identical {
             return Err(ApiError::RequestIdReused(asked.request_id.as_str().to_owned()));
         }
