@@ -6,11 +6,14 @@ use carcassonne_engine::{
     TileKind,
 };
 
-use super::status::ApiError;
+use super::status::{ApiError, quote};
 use crate::proto;
 
-/// Longest accepted request id, game id or player name.
-pub const MAX_ID: usize = 128;
+/// Longest accepted request id, in bytes.
+pub const MAX_ID: usize = carcassonne_store::MAX_REQUEST_ID_LEN;
+/// Longest accepted game id (the `{id}` of `games/{id}`), in bytes.
+pub const MAX_GAME_ID: usize = carcassonne_store::MAX_GAME_ID_LEN;
+/// Longest accepted player name, in characters.
 pub const MAX_NAME: usize = 64;
 /// Coordinates beyond this are refused before the engine sees them.
 pub const MAX_COORD: i32 = 10_000;
@@ -24,25 +27,29 @@ fn invalid(field: &str, message: impl Into<String>) -> ApiError {
 
 /// `games/{id}` to the id.
 pub fn game_name(name: &str) -> Result<String, ApiError> {
-    let id = name
-        .strip_prefix("games/")
-        .ok_or_else(|| invalid("name", format!("expected \"games/{{id}}\", found {name:?}")))?;
-    check_id("name", id)?;
+    let id = name.strip_prefix("games/").ok_or_else(|| {
+        invalid(
+            "name",
+            format!("expected \"games/{{id}}\", found {}", quote(name)),
+        )
+    })?;
+    check_id("name", id, MAX_GAME_ID)?;
     Ok(id.to_owned())
 }
 
-fn check_id(field: &str, id: &str) -> Result<(), ApiError> {
-    if id.is_empty() || id.len() > MAX_ID || !id.chars().all(|c| c.is_ascii_graphic()) {
+/// Ids are printable ASCII without spaces: safe to log and to quote.
+fn check_id(field: &str, id: &str, max: usize) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > max || !id.bytes().all(|b| b.is_ascii_graphic()) {
         return Err(invalid(
             field,
-            format!("must be 1 to {MAX_ID} printable ASCII characters"),
+            format!("must be 1 to {max} ASCII characters from '!' to '~' (no spaces)"),
         ));
     }
     Ok(())
 }
 
 pub fn request_id(id: &str) -> Result<String, ApiError> {
-    check_id("request_id", id)?;
+    check_id("request_id", id, MAX_ID)?;
     Ok(id.to_owned())
 }
 
@@ -112,7 +119,12 @@ pub fn bag(tiles: &[proto::TileCount]) -> Result<Option<Vec<(TileKind, u16)>>, A
         let field = format!("tiles[{i}]");
         let kind = TileKind::from_name(&t.kind)
             .filter(|k| engine::BASE_COUNTS.iter().any(|(name, _)| *name == k.name()))
-            .ok_or_else(|| invalid(&field, format!("{:?} is not a land tile kind (A to X)", t.kind)))?;
+            .ok_or_else(|| {
+                invalid(
+                    &field,
+                    format!("{} is not a land tile kind (A to X)", quote(&t.kind)),
+                )
+            })?;
         if bag.iter().any(|(k, _)| *k == kind) {
             return Err(invalid(&field, format!("{} is listed twice", t.kind)));
         }
@@ -147,7 +159,10 @@ pub fn seed(bytes: &[u8]) -> Result<Option<engine::Seed>, ApiError> {
 
 fn position(field: &str, p: Option<&proto::Position>) -> Result<Pos, ApiError> {
     let p = p.ok_or_else(|| invalid(field, "missing"))?;
-    if p.x.abs() > MAX_COORD || p.y.abs() > MAX_COORD {
+    // Not `abs()`: `i32::MIN.abs()` overflows (and wraps to itself in
+    // release builds, passing the check).
+    let range = -MAX_COORD..=MAX_COORD;
+    if !range.contains(&p.x) || !range.contains(&p.y) {
         return Err(invalid(field, format!("coordinates are within ±{MAX_COORD}")));
     }
     Ok(Pos::new(p.x, p.y))

@@ -10,6 +10,38 @@ use tonic_types::{ErrorDetails, StatusExt};
 
 pub const DOMAIN: &str = "carcassonne.v1";
 
+/// The most characters of a client's input an error message quotes.
+pub const MAX_QUOTE: usize = 32;
+/// The longest status message, in bytes: the message travels twice in the
+/// response headers (`grpc-message` and the details), and standard clients
+/// refuse headers of more than a few KB.
+pub const MAX_MESSAGE: usize = 512;
+
+/// A client's input as an error message quotes it: escaped, and at most
+/// [`MAX_QUOTE`] characters of it, with the whole length when cut.
+pub fn quote(input: &str) -> String {
+    let mut chars = input.chars();
+    let head: String = chars.by_ref().take(MAX_QUOTE).collect();
+    if chars.next().is_none() {
+        format!("{head:?}")
+    } else {
+        format!("{head:?}... ({} bytes)", input.len())
+    }
+}
+
+/// `text` cut to at most `max` bytes, at a character boundary.
+fn truncated(mut text: String, max: usize) -> String {
+    if text.len() > max {
+        let mut end = max.saturating_sub(3);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("...");
+    }
+    text
+}
+
 /// Why a call failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ApiError {
@@ -34,6 +66,20 @@ pub enum ApiError {
     /// A retried creation: the game exists, and its tokens were shown once.
     #[error("{0} was already created by this request id; its seat tokens were shown once")]
     AlreadyExists(String),
+    /// A request id this game already met, on another request (another
+    /// seat, action or version): a retry must repeat its request exactly.
+    #[error(
+        "request id {} was used for another request of this game (another seat, action or version): \
+         repeat a request exactly to get its answer, or use a new id",
+        quote(.0)
+    )]
+    RequestIdReused(String),
+    /// A body that is no request of the method: not protobuf, cut short, or
+    /// framed wrongly. The message is the decoder's.
+    #[error("malformed request: {0}")]
+    MalformedRequest(String),
+    #[error("the request is larger than {method} accepts ({limit} bytes)")]
+    RequestTooLarge { method: String, limit: usize },
     #[error("{0}")]
     Exhausted(String),
     #[error("the server is shutting down")]
@@ -86,6 +132,9 @@ impl ApiError {
             ApiError::NotYourTurn { .. } => (Code::PermissionDenied, "NOT_YOUR_TURN"),
             ApiError::NotFound(_) => (Code::NotFound, "GAME_NOT_FOUND"),
             ApiError::AlreadyExists(_) => (Code::AlreadyExists, "GAME_ALREADY_CREATED"),
+            ApiError::RequestIdReused(_) => (Code::AlreadyExists, "REQUEST_ID_REUSED"),
+            ApiError::MalformedRequest(_) => (Code::InvalidArgument, "MALFORMED_REQUEST"),
+            ApiError::RequestTooLarge { .. } => (Code::ResourceExhausted, "REQUEST_TOO_LARGE"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
@@ -112,6 +161,9 @@ impl ApiError {
             ApiError::AlreadyExists(name) => {
                 metadata.insert("name".to_owned(), name.clone());
             }
+            ApiError::RequestTooLarge { limit, .. } => {
+                metadata.insert("limit".to_owned(), limit.to_string());
+            }
             _ => {}
         }
         metadata
@@ -127,8 +179,14 @@ impl From<ApiError> for Status {
         if let ApiError::StorageUnavailable(detail) = &error {
             tracing::warn!(%detail, "storage unavailable");
         }
-        let details = ErrorDetails::with_error_info(reason, DOMAIN, error.metadata());
-        let mut status = Status::with_error_details(code, error.to_string(), details);
+        let metadata: HashMap<String, String> = error
+            .metadata()
+            .into_iter()
+            .map(|(key, value)| (key, truncated(value, MAX_QUOTE * 4)))
+            .collect();
+        let details = ErrorDetails::with_error_info(reason, DOMAIN, metadata);
+        let message = truncated(error.to_string(), MAX_MESSAGE);
+        let mut status = Status::with_error_details(code, message, details);
         if let ApiError::Rule { rule, .. } = &error
             && let Ok(value) = rule.parse()
         {

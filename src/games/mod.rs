@@ -4,21 +4,30 @@
 //! engine; recently used games stay in a bounded cache, and a game not in
 //! it is rebuilt on demand. An action is decided on the cached state,
 //! appended durably with the version it was decided on (optimistic
-//! concurrency), and only then answered.
+//! concurrency), and only then answered. The cache follows the store
+//! whatever happens to the caller: once an action is written, a task of
+//! its own waits for the disk and puts the new state in the cache, even if
+//! the caller has given up.
 
 pub mod auth;
 mod cache;
 pub mod stored;
 
-use std::sync::Arc;
+use std::hash::{Hash as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
 use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent, Written};
+use tokio::task::JoinHandle;
 
 use self::cache::Cache;
-use self::stored::{Loaded, Opened, new_event};
+use self::stored::{Loaded, Opened, engine_event, new_event};
 use crate::api::status::ApiError;
+
+/// Locks that serialise, per game, the check for a retried request id and
+/// the write of a new action (striped: a lock covers several games).
+const DECIDING_LOCKS: usize = 64;
 
 /// An event of a game with what it caused, as an answer carries it.
 #[derive(Debug, Clone)]
@@ -63,25 +72,30 @@ pub struct Acted {
 
 /// An action decided and written, not yet durable (see [`Games::act`]).
 pub enum Acting {
-    /// A retried request: answer it with [`Games::answer`] for the first
-    /// append once that is durable.
-    Retried(Written),
+    /// A request id this game met before: once its first append is durable,
+    /// answer with [`Games::answer`], which also tells an identical retry
+    /// from another request with the same id.
+    Retried { first: Written, asked: Asked },
     /// A new action: answer it with [`Games::acknowledge`].
     Written(Box<WrittenAct>),
 }
 
-/// A new action on its way to the disk.
+/// What a seat asked for, to tell an identical retry from another request
+/// that reuses its request id.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub request_id: RequestId,
+    pub seat: Seat,
+    /// The version the seat acted on.
+    pub expected_version: u64,
+    pub command: Command,
+}
+
+/// A new action on its way to the disk. Dropping it changes nothing: the
+/// task that waits for the disk updates the cache all the same.
 #[derive(Debug)]
 pub struct WrittenAct {
-    id: GameId,
-    written: Written,
-    /// The version the action was decided on.
-    decided_on: u64,
-    seat: Seat,
-    /// The events decided and drawn, each with its effects.
-    events: Vec<(Event, Vec<Effect>)>,
-    /// The game after the action, at a version not known yet.
-    next: Loaded,
+    acknowledging: JoinHandle<Result<Acknowledged, ApiError>>,
 }
 
 /// What [`Games::acknowledge`] found.
@@ -89,9 +103,9 @@ pub struct WrittenAct {
 pub enum Acknowledged {
     /// The action is durable: its answer.
     Acted(Acted),
-    /// A concurrent call with the same request id stored its own action
-    /// first: answer with [`Games::answer`] for these versions.
-    Retried { first: u64, last: u64 },
+    /// Another call with the same request id stored its append first:
+    /// answer with [`Games::answer`] for these versions.
+    Retried { first: u64, last: u64, asked: Asked },
 }
 
 /// A new game, as `CreateGame` asks for it.
@@ -103,18 +117,31 @@ pub struct NewGame {
 
 pub struct Games {
     store: Arc<dyn EventStore>,
-    cache: Cache,
+    cache: Arc<Cache>,
     /// How many times a game was read and folded from the store.
     folds: AtomicU64,
+    /// Held from the check for a retried request id to the write, so that
+    /// two calls with one request id never both decide: the second finds
+    /// the first's append (and a write the store deduplicated never passes
+    /// for one's own).
+    deciding: [Mutex<()>; DECIDING_LOCKS],
 }
 
 impl Games {
     pub fn new(store: Arc<dyn EventStore>, cache_capacity: usize) -> Games {
         Games {
             store,
-            cache: Cache::new(cache_capacity),
+            cache: Arc::new(Cache::new(cache_capacity)),
             folds: AtomicU64::new(0),
+            deciding: std::array::from_fn(|_| Mutex::new(())),
         }
+    }
+
+    fn deciding(&self, id: &GameId) -> MutexGuard<'_, ()> {
+        let mut hasher = std::collections::hash_map::DefaultHasher::new();
+        id.hash(&mut hasher);
+        let lock = &self.deciding[(hasher.finish() % DECIDING_LOCKS as u64) as usize];
+        lock.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     pub fn store(&self) -> &Arc<dyn EventStore> {
@@ -292,9 +319,20 @@ impl Games {
         request_id: &RequestId,
         command: &Command,
     ) -> Result<Acting, ApiError> {
-        let seat = auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?;
+        let seat = Seat(auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?);
+        let asked = Asked {
+            request_id: request_id.clone(),
+            seat,
+            expected_version,
+            command: *command,
+        };
+        // The task that follows the write needs a runtime: checked before
+        // anything is written.
+        let runtime = tokio::runtime::Handle::try_current()
+            .map_err(|e| ApiError::Internal(format!("acting outside a tokio runtime: {e}")))?;
+        let _deciding = self.deciding(id);
         if let Some(first) = self.store.find_request(id, request_id).map_err(store_error)? {
-            return Ok(Acting::Retried(first));
+            return Ok(Acting::Retried { first, asked });
         }
         if expected_version != loaded.version {
             return Err(ApiError::StaleVersion {
@@ -302,7 +340,7 @@ impl Games {
                 actual: loaded.version as i64,
             });
         }
-        let actor = Actor::Seat(Seat(seat));
+        let actor = Actor::Seat(seat);
         let mut game = loaded.game.clone();
         let mut events = game.decide(actor, command).map_err(ApiError::from_play)?;
         // Apply, with the draws that follow, keeping each event's effects.
@@ -318,7 +356,6 @@ impl Games {
             effects.push(fx);
             events.push(event);
         }
-        let seat = Seat(seat);
         let batch: Vec<_> = events.iter().map(|e| new_event(actor_of(e, seat), e)).collect();
         let written = self
             .store
@@ -337,66 +374,125 @@ impl Games {
             game,
             version: loaded.version,
         };
-        Ok(Acting::Written(Box::new(WrittenAct {
-            id: id.clone(),
+        let acknowledging = runtime.spawn(acknowledge(
+            self.cache.clone(),
+            id.clone(),
             written,
-            decided_on: loaded.version,
-            seat,
-            events: events.into_iter().zip(effects).collect(),
+            asked,
+            events.into_iter().zip(effects).collect(),
             next,
-        })))
+        ));
+        Ok(Acting::Written(Box::new(WrittenAct { acknowledging })))
     }
 
-    /// Waits until a written action is durable, then makes it the cached
-    /// game and answers it. Holds no thread while the disk syncs.
+    /// Waits until a written action is durable and answers it; the cache
+    /// holds the new state by then. Holds no thread while the disk syncs.
     pub async fn acknowledge(&self, act: Box<WrittenAct>) -> Result<Acknowledged, ApiError> {
-        let WrittenAct {
-            id,
-            written,
-            decided_on,
-            seat,
-            events,
-            mut next,
-        } = *act;
-        let appended = written.acknowledged().await.map_err(store_error)?;
-        if appended.first_seq != decided_on + 1 {
-            // Another call with this request id got there first.
-            return Ok(Acknowledged::Retried {
-                first: appended.first_seq,
-                last: appended.last_seq,
-            });
-        }
-        // What was stored is what was decided: numbered from the append's
-        // first sequence number, all at the append's time.
-        let outcomes = events
-            .into_iter()
-            .zip(appended.first_seq..)
-            .map(|((event, effects), seq)| Outcome {
-                seq,
-                time_millis: appended.time_millis,
-                actor: actor_of(&event, seat),
-                event,
-                effects,
-            })
-            .collect();
-        next.version = appended.last_seq;
-        let next = Arc::new(next);
-        self.cache.put(&id, next.clone());
-        Ok(Acknowledged::Acted(Acted {
-            outcomes,
-            loaded: next,
-        }))
+        act.acknowledging
+            .await
+            .map_err(|e| ApiError::Internal(format!("acknowledging an action: {e}")))?
     }
 
-    /// Rebuilds the answer of an earlier action from the store.
-    pub fn answer(&self, id: &GameId, first: u64, last: u64) -> Result<Acted, ApiError> {
-        let (loaded, outcomes) = self.history(id, Some(last))?;
-        let outcomes = outcomes.into_iter().filter(|o| o.seq >= first).collect();
-        Ok(Acted {
-            outcomes,
-            loaded: Arc::new(loaded),
-        })
+    /// Rebuilds the answer of an earlier action (the append of versions
+    /// `first..=last`) from the store, for an identical retry of its
+    /// request; any other request that carries its request id is refused.
+    pub fn answer(&self, id: &GameId, first: u64, last: u64, asked: &Asked) -> Result<Acted, ApiError> {
+        let stored = self.store.read_game(id, 1).map_err(store_error)?;
+        let [opening, creation, rest @ ..] = stored.as_slice() else {
+            return Err(ApiError::Corrupt(format!("games/{id} has fewer than two events")));
+        };
+        let mut loaded = Loaded::start(opening, creation).map_err(ApiError::Corrupt)?;
+        let mut identical = false;
+        let mut outcomes = Vec::new();
+        for event in rest.iter().take_while(|e| e.seq <= last) {
+            if event.seq == first {
+                identical = asks_for(&loaded, event, asked).map_err(ApiError::Corrupt)?;
+                if !identical {
+                    break;
+                }
+            }
+            let (engine_event, effects) = loaded.advance(event).map_err(ApiError::Corrupt)?;
+            if event.seq >= first {
+                outcomes.push(Outcome::of(event, engine_event, effects));
+            }
+        }
+        // Also the creation's request id: its append starts with the
+        // server's opening (version 1), never a seat's action.
+        if !identical {
+            return Err(ApiError::RequestIdReused(asked.request_id.as_str().to_owned()));
+        }
+        // The first call's task may not have cached its state yet, and a
+        // caller that acts next on this answer's version must find it: when
+        // it is the game's last durable version, it is what `load` would
+        // cache (the cache keeps a newer one if it has it).
+        let loaded = Arc::new(loaded);
+        if stored.last().map(|e| e.seq) == Some(last) {
+            self.cache.put(id, loaded.clone());
+        }
+        Ok(Acted { outcomes, loaded })
     }
+}
+
+/// Whether `asked`, decided on `before`, is the request that stored
+/// `stored` (the first event of its append): the same seat, at the same
+/// version, deciding the same event (an action may name a follower's place
+/// in several ways that the engine stores as one).
+fn asks_for(before: &Loaded, stored: &StoredEvent, asked: &Asked) -> Result<bool, String> {
+    if stored.actor != carcassonne_store::Actor::Seat(asked.seat.0)
+        || before.version != asked.expected_version
+    {
+        return Ok(false);
+    }
+    let event = engine_event(stored)?;
+    Ok(before
+        .game
+        .decide(Actor::Seat(asked.seat), &asked.command)
+        .is_ok_and(|events| events.first() == Some(&event)))
+}
+
+/// Waits until a written action is durable, then makes its state the cached
+/// one and builds its answer. Runs as a task of its own, so that the cache
+/// follows the store whatever happens to the caller.
+async fn acknowledge(
+    cache: Arc<Cache>,
+    id: GameId,
+    written: Written,
+    asked: Asked,
+    events: Vec<(Event, Vec<Effect>)>,
+    mut next: Loaded,
+) -> Result<Acknowledged, ApiError> {
+    let decided_on = next.version;
+    let appended = written.acknowledged().await.map_err(store_error)?;
+    if appended.first_seq != decided_on + 1 {
+        // Another call with this request id got there first (a request id
+        // is checked before the write under a lock, so not from this
+        // process).
+        return Ok(Acknowledged::Retried {
+            first: appended.first_seq,
+            last: appended.last_seq,
+            asked,
+        });
+    }
+    // What was stored is what was decided: numbered from the append's first
+    // sequence number, all at the append's time.
+    let outcomes = events
+        .into_iter()
+        .zip(appended.first_seq..)
+        .map(|((event, effects), seq)| Outcome {
+            seq,
+            time_millis: appended.time_millis,
+            actor: actor_of(&event, asked.seat),
+            event,
+            effects,
+        })
+        .collect();
+    next.version = appended.last_seq;
+    let next = Arc::new(next);
+    cache.put(&id, next.clone());
+    Ok(Acknowledged::Acted(Acted {
+        outcomes,
+        loaded: next,
+    }))
 }
 
 /// Who an event of a seat's action is by: the seat, but the server for

@@ -85,18 +85,20 @@ impl GameService {
                     .await?
             }
         };
-        let (first, last) = match acting {
+        let (first, last, asked) = match acting {
             Acting::Written(written) => match self.games.acknowledge(written).await? {
                 Acknowledged::Acted(acted) => return Ok(acted),
-                Acknowledged::Retried { first, last } => (first, last),
+                Acknowledged::Retried { first, last, asked } => (first, last, asked),
             },
-            Acting::Retried(original) => {
-                let appended = original.acknowledged().await.map_err(store_error)?;
-                (appended.first_seq, appended.last_seq)
+            Acting::Retried { first, asked } => {
+                let appended = first.acknowledged().await.map_err(store_error)?;
+                (appended.first_seq, appended.last_seq, asked)
             }
         };
-        // A retried request: the first answer, rebuilt from the store.
-        self.blocking(move |games| games.answer(&id, first, last)).await
+        // A retried request: the first answer, rebuilt from the store, if
+        // the request is the same.
+        self.blocking(move |games| games.answer(&id, first, last, &asked))
+            .await
     }
 }
 

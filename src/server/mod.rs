@@ -9,6 +9,7 @@ mod audit;
 mod feed;
 mod game_service;
 mod game_watch;
+mod intake;
 mod viewer;
 mod watch_service;
 
@@ -22,14 +23,13 @@ use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
 pub use self::game_service::GameService;
+pub use self::intake::request_limit;
 pub use self::watch_service::WatchService;
 use crate::games::Games;
 use crate::proto;
 use crate::proto::game_service_server::GameServiceServer;
 use crate::proto::watch_service_server::WatchServiceServer;
 
-/// Largest request a client may send; larger ones get RESOURCE_EXHAUSTED.
-pub const MAX_REQUEST_BYTES: usize = 64 * 1024;
 /// Largest response; a full game's state is far below it.
 pub const MAX_RESPONSE_BYTES: usize = 16 * 1024 * 1024;
 /// The most events a watcher may fall behind its game's live feed before
@@ -74,10 +74,17 @@ impl Default for ServerConfig {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServerError {
-    #[error("opening the store in {path}: {source}")]
+    #[error(
+        "the data directory {} is in use by another server: stop that one, or give this one another directory",
+        path.display()
+    )]
+    DataInUse { path: PathBuf },
+    /// Not a `#[source]`: the message holds the store's, which holds its
+    /// own cause, and a chain would print each of them again.
+    #[error("opening the store in {}: {error}", path.display())]
     Store {
         path: PathBuf,
-        source: carcassonne_store::StoreError,
+        error: carcassonne_store::StoreError,
     },
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
@@ -103,31 +110,16 @@ fn incoming(
     })
 }
 
-/// A request over the size limit is a resource the client exhausted
-/// (RESOURCE_EXHAUSTED, as other gRPC servers answer), where tonic's
-/// decoder says OUT_OF_RANGE. A request is decoded before its handler
-/// runs, so the status is in the response's headers (trailers-only).
-fn oversize_is_exhausted<B>(mut response: http::Response<B>) -> http::Response<B> {
-    let headers = response.headers_mut();
-    let oversize = headers.get("grpc-status").is_some_and(|s| s == "11")
-        && headers
-            .get("grpc-message")
-            .and_then(|m| m.to_str().ok())
-            // The message is percent-encoded on the wire.
-            .is_some_and(|m| m.replace("%20", " ").contains("message length too large"));
-    if oversize {
-        headers.insert("grpc-status", http::HeaderValue::from_static("8"));
-    }
-    response
-}
-
-/// Logs to standard error, at the level of `RUST_LOG` (default `info`).
+/// Logs to standard error, at the level of `RUST_LOG` (default `info`), in
+/// colour only when standard error is a terminal (not in a file or a pipe).
 pub fn init_tracing() {
+    use std::io::IsTerminal as _;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .try_init();
 }
 
@@ -183,9 +175,14 @@ pub async fn serve_with_ready(
     shutdown: impl Future<Output = ()>,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServerError> {
-    let store = SledStore::open(&config.data, config.store.clone()).map_err(|source| ServerError::Store {
-        path: config.data.clone(),
-        source,
+    let store = SledStore::open(&config.data, config.store.clone()).map_err(|error| {
+        let path = config.data.clone();
+        // sled's words when another process holds its directory's lock.
+        if error.to_string().contains("could not acquire lock") {
+            ServerError::DataInUse { path }
+        } else {
+            ServerError::Store { path, error }
+        }
     })?;
     if store.compression() != config.store.compression {
         tracing::warn!(
@@ -198,7 +195,7 @@ pub async fn serve_with_ready(
     let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
     let game_service = GameServiceServer::new(GameService::new(games.clone(), config.max_in_flight))
-        .max_decoding_message_size(MAX_REQUEST_BYTES)
+        .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
     // Shutdown by broadcast: streams end when it comes.
     let (stop, stopping) = tokio::sync::watch::channel(false);
@@ -212,7 +209,7 @@ pub async fn serve_with_ready(
     let feed_capacity = config.store.subscription_capacity.min(MAX_FEED_CAPACITY);
     // Records to verify may be larger than other requests.
     let watch_service = WatchServiceServer::new(WatchService::new(games, stopping.clone(), feed_capacity))
-        .max_decoding_message_size(MAX_RESPONSE_BYTES)
+        .max_decoding_message_size(intake::largest_request("/carcassonne.v1.WatchService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 
     let reflection_v1 = tonic_reflection::server::Builder::configure()
@@ -229,15 +226,16 @@ pub async fn serve_with_ready(
     let storage_health = tokio::spawn(report_storage_health(store.clone(), health, stopping.clone()));
     let admin = admin::start(sled.clone(), &config.data, stopping.clone());
 
-    let addr = listener.local_addr().ok();
-    tracing::info!(?addr, data = %config.data.display(), "serving");
-    if let Some(addr) = addr {
-        ready(addr);
+    match listener.local_addr() {
+        Ok(addr) => {
+            tracing::info!(%addr, data = %config.data.display(), "serving");
+            ready(addr);
+        }
+        Err(error) => tracing::warn!(%error, data = %config.data.display(), "serving on an unknown address"),
     }
     // Browsers speak grpc-web over HTTP/1.1 on the same port, with CORS.
     Server::builder()
         .accept_http1(true)
-        .layer(tower::util::MapResponseLayer::new(oversize_is_exhausted))
         .layer(tower_http::cors::CorsLayer::very_permissive().expose_headers([
             // A page on another origin must read a failed call's status.
             http::HeaderName::from_static("grpc-status"),
@@ -245,6 +243,8 @@ pub async fn serve_with_ready(
             http::HeaderName::from_static("grpc-status-details-bin"),
         ]))
         .layer(tonic_web::GrpcWebLayer::new())
+        // Inside grpc-web, so that it sees every request as gRPC.
+        .layer(intake::IntakeLayer)
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
         .add_service(health_service)

@@ -3,6 +3,8 @@
 #![allow(clippy::unwrap_used)]
 
 mod cli;
+mod edge;
+mod fuzz;
 mod reads;
 mod secrecy;
 mod server;

@@ -137,7 +137,7 @@ pub async fn legal(client: &mut GameServiceClient<Channel>, name: &str) -> proto
         .into_inner()
 }
 
-fn reason(status: &Status) -> String {
+pub fn reason(status: &Status) -> String {
     use tonic_types::StatusExt as _;
     status
         .get_error_details()
@@ -578,6 +578,7 @@ async fn a_request_over_the_size_limit_is_resource_exhausted() {
     request.players = vec!["x".repeat(100_000), "y".into()];
     let status = client.create_game(request).await.unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
+    assert_eq!(reason(&status), "REQUEST_TOO_LARGE", "{status:?}");
     // The server goes on serving.
     client
         .create_game(create_request("small", 2, &[], 1))
