@@ -23,9 +23,11 @@ pub struct DemoArgs {
     /// Play with The Count of Carcassonne.
     #[arg(long)]
     count: bool,
-    /// Also print the game as a record.
-    #[arg(long)]
-    record: bool,
+    /// Also write the game as a record: to FILE, or alone on standard
+    /// output (`--record > game.json`, the board and scores then go to
+    /// standard error).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    record: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -144,7 +146,7 @@ pub fn score_json(record: &Record, replay: &Replay) -> Value {
             json!({
                 "turn": turn,
                 "rule": c.rule.as_str(),
-                                "feature": feature_json(&c.scored),
+                "feature": feature_json(&c.scored),
                 "players": c.players.iter().map(|s| s.index()).collect::<Vec<_>>(),
                 "points": c.points,
             })
@@ -250,16 +252,33 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut bot = Bot(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     while let Some(player) = game.pending().player() {
         let choices = game.legal_commands();
-        let command = choices[bot.below(choices.len())];
+        let command = *choices
+            .get(bot.below(choices.len()))
+            .context("a pending decision with no legal choice")?;
         let new = game.execute(Actor::Seat(player), &command, &mut ())?;
         events.extend(new);
     }
-    println!("{}", render::board(&game));
     let record = Record::from_events(&events).context("the game has a creation event")?;
     let replay = record.replay()?;
-    print!("{}", score_text(&setup.players, &replay));
-    if args.record {
-        println!("\n{}", record.to_json());
+    let summary = format!(
+        "{}\n{}",
+        render::board(&game),
+        score_text(&setup.players, &replay)
+    );
+    match args.record.as_deref() {
+        None => print!("{summary}"),
+        // Standard output carries the record alone, so that it can be
+        // redirected to a file and read back.
+        Some("-") => {
+            eprint!("{summary}");
+            print!("{}", record.to_json());
+        }
+        Some(file) => {
+            print!("{summary}");
+            std::fs::write(file, record.to_json())
+                .with_context(|| format!("writing the record to {file}"))?;
+            println!("record written to {file}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
