@@ -119,8 +119,9 @@ impl RawTerminal {
             terminal::Clear(terminal::ClearType::All),
             cursor::MoveTo(0, 0)
         )?;
-        // Raw mode: a new line does not return the carriage.
-        out.write_all(text.replace('\n', "\r\n").as_bytes())?;
+        // Raw mode: a new line does not return the carriage. None after
+        // the last row: it would scroll the first away.
+        out.write_all(text.trim_end_matches('\n').replace('\n', "\r\n").as_bytes())?;
         out.flush()?;
         Ok(())
     }
