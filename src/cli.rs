@@ -1,7 +1,7 @@
 //! The offline commands: `demo`, `score` and `verify`. Their output
 //! formats are part of the interface (record-format.md): scripts read them.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -52,6 +52,14 @@ pub struct VerifyArgs {
 /// Exit status of a record that is unreadable or breaks a rule.
 const INVALID: u8 = 1;
 
+/// Writes to standard output; an error (such as a reader that went away,
+/// `| head`) is returned, not a panic as with `print!`.
+fn emit(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
+
 fn read_input(file: &str) -> anyhow::Result<String> {
     if file == "-" {
         let mut text = String::new();
@@ -84,15 +92,15 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             } else {
                 "in progress"
             };
-            println!(
-                "ok: {} turns, {state}, scores {:?}",
+            emit(&format!(
+                "ok: {} turns, {state}, scores {:?}\n",
                 record.turns.len(),
                 replay.game.scores()
-            );
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            println!("{error}");
+            emit(&format!("{error}\n"))?;
             Ok(ExitCode::from(INVALID))
         }
     }
@@ -111,12 +119,12 @@ pub fn score(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
         if args.board {
             out["board"] = Value::String(render::board(&replay.game));
         }
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
         if args.board {
-            println!("{}", render::board(&replay.game));
+            emit(&format!("{}\n", render::board(&replay.game)))?;
         }
-        print!("{}", score_text(&record.players, &replay));
+        emit(&score_text(&record.players, &replay))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -241,7 +249,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     }
     let setup = Setup {
         rules,
-        players: (0..args.players).map(|i| format!("Bot {}", i + 1)).collect(),
+        // Named by seat, as the board draws their followers.
+        players: (0..args.players).map(|i| format!("Bot {i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(args.seed)),
     };
@@ -266,18 +275,18 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         score_text(&setup.players, &replay)
     );
     match args.record.as_deref() {
-        None => print!("{summary}"),
+        None => emit(&summary)?,
         // Standard output carries the record alone, so that it can be
         // redirected to a file and read back.
         Some("-") => {
             eprint!("{summary}");
-            print!("{}", record.to_json());
+            emit(&record.to_json())?;
         }
         Some(file) => {
-            print!("{summary}");
+            emit(&summary)?;
             std::fs::write(file, record.to_json())
                 .with_context(|| format!("writing the record to {file}"))?;
-            println!("record written to {file}");
+            emit(&format!("record written to {file}\n"))?;
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -255,6 +255,15 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
     line
 }
 
+/// `1 tile`, `2 tiles`.
+fn counted(n: u32, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// A score change: `+4 Ada (seat 0): city, 2 tiles, 1 pennant (B-S2)`.
 pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
     let seats: Vec<String> = change.seats.iter().map(|&s| who(game, s)).collect();
@@ -266,10 +275,10 @@ pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
         .replace('_', " ");
     let mut line = format!("+{} {}: {feature}", change.points, seats.join(", "));
     if change.tiles > 0 {
-        let _ = write!(line, ", {} tiles", change.tiles);
+        let _ = write!(line, ", {}", counted(change.tiles, "tile"));
     }
     if change.pennants > 0 {
-        let _ = write!(line, ", {} pennants", change.pennants);
+        let _ = write!(line, ", {}", counted(change.pennants, "pennant"));
     }
     if change.at.is_some() {
         let _ = write!(line, " at {}", target_name(change.at.as_ref()));

@@ -122,6 +122,8 @@ fn demo_record_on_standard_output_is_the_record_alone_and_verifies() {
     // The board and the scores are still shown, on standard error.
     let shown = String::from_utf8_lossy(&out.stderr);
     assert!(shown.contains("finished after 71 turns"), "{shown}");
+    // Players are named by seat, as the board draws their followers.
+    assert!(shown.contains("Bot 0 ") && shown.contains("Bot 2 "), "{shown}");
 }
 
 #[test]
@@ -156,6 +158,31 @@ fn demo_record_to_a_file_keeps_the_board_and_scores_on_standard_output() {
         plain.contains("finished after") && !plain.contains("carcassonne-record"),
         "{plain}"
     );
+}
+
+#[test]
+fn a_reader_that_went_away_is_no_panic() {
+    // As `carcassonne score x.json --json | head -1` when head has quit.
+    let path = records().join("shared/base-4p.json");
+    let path = path.to_str().unwrap();
+    for args in [
+        &["score", path, "--json"][..],
+        &["score", path, "--board"],
+        &["verify", path],
+        &["demo", "--record"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
 }
 
 #[test]

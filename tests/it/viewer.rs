@@ -323,6 +323,12 @@ async fn replay_scrolls_a_board_that_does_not_fit() {
     assert_eq!(far(3)[4], lo_y, "south: {:?}", far(3));
     // Following the last tile again: the window of the first frame.
     assert_eq!(seen.last(), seen.first(), "{stdout}");
+    // Score changes count in words: `1 pennant`, `2 tiles`.
+    assert!(stdout.contains(", 1 pennant at "), "{stdout}");
+    assert!(
+        !stdout.contains(" 1 tiles") && !stdout.contains(" 1 pennants"),
+        "{stdout}"
+    );
     // Every frame fits, with the note under it (a blank line between
     // frames from a pipe).
     for frame in stdout.split("games/").skip(1) {
