@@ -100,6 +100,8 @@ pub fn frame(frame: &Frame<'_>, layout: &Layout) -> Drawn {
     let (board, origin) = board_window(game, Some((cols, board_lines)), layout.origin);
     lines.extend(board.lines().map(str::to_owned));
     lines.push(LEGEND.to_owned());
+    // A screen smaller than even the scores: the bottom goes first.
+    lines.truncate(rows.saturating_sub(layout.reserved));
     let mut out = String::new();
     for line in lines {
         out.extend(line.chars().take(cols));
