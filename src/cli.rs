@@ -1,5 +1,5 @@
 //! The offline commands: `demo`, `score` and `verify`. Their output
-//! formats are part of the interface (record-format.md): scripts read them.
+//! formats are part of the interface (`docs/record-format.md`): scripts read them.
 
 use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
