@@ -215,3 +215,22 @@ fn serve_starts_with_no_setup_and_stops_cleanly_on_sigterm() {
 pub fn run_verify(record: &str) -> String {
     stdout(&run(&["verify", "-"], record))
 }
+
+#[test]
+fn what_the_readme_commands_make_is_git_ignored() {
+    // The Python client's `.venv`, `demo --record > game.json`, `serve`'s
+    // `./data`.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| Command::new("git").arg("-C").arg(root).args(args).output();
+    if !git(&["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no git, or {root} is not a git checkout");
+        return;
+    }
+    let out = git(&["check-ignore", ".venv/bin/python", "game.json", "data/db"]).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        ".venv/bin/python\ngame.json\ndata/db\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
