@@ -1,7 +1,7 @@
 //! The offline commands: `demo`, `score` and `verify`. Their output
-//! formats are part of the interface (record-format.md): scripts read them.
+//! formats are part of the interface (`docs/record-format.md`): scripts read them.
 
-use std::io::Read as _;
+use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 
 use anyhow::Context as _;
@@ -23,9 +23,11 @@ pub struct DemoArgs {
     /// Play with The Count of Carcassonne.
     #[arg(long)]
     count: bool,
-    /// Also print the game as a record.
-    #[arg(long)]
-    record: bool,
+    /// Also write the game as a record: to FILE, or alone on standard
+    /// output (`--record > game.json`, the board and scores then go to
+    /// standard error).
+    #[arg(long, value_name = "FILE", num_args = 0..=1, default_missing_value = "-")]
+    record: Option<String>,
 }
 
 #[derive(clap::Args)]
@@ -49,6 +51,14 @@ pub struct VerifyArgs {
 
 /// Exit status of a record that is unreadable or breaks a rule.
 const INVALID: u8 = 1;
+
+/// Writes to standard output; an error (such as a reader that went away,
+/// `| head`) is returned, not a panic as with `print!`.
+fn emit(text: &str) -> std::io::Result<()> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()
+}
 
 fn read_input(file: &str) -> anyhow::Result<String> {
     if file == "-" {
@@ -82,15 +92,15 @@ pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
             } else {
                 "in progress"
             };
-            println!(
-                "ok: {} turns, {state}, scores {:?}",
+            emit(&format!(
+                "ok: {} turns, {state}, scores {:?}\n",
                 record.turns.len(),
                 replay.game.scores()
-            );
+            ))?;
             Ok(ExitCode::SUCCESS)
         }
         Err(error) => {
-            println!("{error}");
+            emit(&format!("{error}\n"))?;
             Ok(ExitCode::from(INVALID))
         }
     }
@@ -109,12 +119,12 @@ pub fn score(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
         if args.board {
             out["board"] = Value::String(render::board(&replay.game));
         }
-        println!("{}", serde_json::to_string_pretty(&out)?);
+        emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
         if args.board {
-            println!("{}", render::board(&replay.game));
+            emit(&format!("{}\n", render::board(&replay.game)))?;
         }
-        print!("{}", score_text(&record.players, &replay));
+        emit(&score_text(&record.players, &replay))?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -144,7 +154,7 @@ pub fn score_json(record: &Record, replay: &Replay) -> Value {
             json!({
                 "turn": turn,
                 "rule": c.rule.as_str(),
-                                "feature": feature_json(&c.scored),
+                "feature": feature_json(&c.scored),
                 "players": c.players.iter().map(|s| s.index()).collect::<Vec<_>>(),
                 "points": c.points,
             })
@@ -239,7 +249,8 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     }
     let setup = Setup {
         rules,
-        players: (0..args.players).map(|i| format!("Bot {}", i + 1)).collect(),
+        // Named by seat, as the board draws their followers.
+        players: (0..args.players).map(|i| format!("Bot {i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(args.seed)),
     };
@@ -250,16 +261,33 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let mut bot = Bot(args.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     while let Some(player) = game.pending().player() {
         let choices = game.legal_commands();
-        let command = choices[bot.below(choices.len())];
+        let command = *choices
+            .get(bot.below(choices.len()))
+            .context("a pending decision with no legal choice")?;
         let new = game.execute(Actor::Seat(player), &command, &mut ())?;
         events.extend(new);
     }
-    println!("{}", render::board(&game));
     let record = Record::from_events(&events).context("the game has a creation event")?;
     let replay = record.replay()?;
-    print!("{}", score_text(&setup.players, &replay));
-    if args.record {
-        println!("\n{}", record.to_json());
+    let summary = format!(
+        "{}\n{}",
+        render::board(&game),
+        score_text(&setup.players, &replay)
+    );
+    match args.record.as_deref() {
+        None => emit(&summary)?,
+        // Standard output carries the record alone, so that it can be
+        // redirected to a file and read back.
+        Some("-") => {
+            eprint!("{summary}");
+            emit(&record.to_json())?;
+        }
+        Some(file) => {
+            emit(&summary)?;
+            std::fs::write(file, record.to_json())
+                .with_context(|| format!("writing the record to {file}"))?;
+            emit(&format!("record written to {file}\n"))?;
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -35,11 +35,17 @@ enum Command {
     /// Check a game record: exits 0 only if every turn is legal and its
     /// `final_scores`, when present, are right.
     Verify(cli::VerifyArgs),
-    /// Follow a game on a server live: the board, the scores, the pending
-    /// decision and the last event, until the game ends.
+    /// Follow a game on a server live, until it ends or q.
+    ///
+    /// The scores, the pending decision, the last event and the board,
+    /// redrawn at every event; w a s d scroll a board larger than the
+    /// terminal, c follows the last tile again.
     Watch(viewer::WatchArgs),
-    /// Step through a game on a server: n/space/right next, p/left back,
-    /// g N go to version N, q quit (one command a line from a pipe).
+    /// Step through a game on a server.
+    ///
+    /// n/space/right next, p/left back, g N go to version N, w a s d
+    /// scroll the board, c follow the last tile, q quit (one command a
+    /// line from a pipe).
     Replay(viewer::ReplayArgs),
     /// Back up the event store, from the running server on that data
     /// directory (it goes on serving) or from the directory itself.
@@ -69,11 +75,20 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // The reader of standard output went away (`| head`): nothing to say.
+        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }
     }
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .chain()
+        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 #[derive(clap::Args)]

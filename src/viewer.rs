@@ -1,9 +1,11 @@
 //! The terminal viewer: `watch` follows a game live through WatchGame,
 //! `replay` steps through a game with ReplayGame and GetGameAtVersion.
 //!
-//! On a terminal each frame is drawn over the last; otherwise (a pipe, a
-//! test) frames are printed one after the other and `replay` reads one
-//! command a line, so that both can be scripted.
+//! On a terminal each frame is drawn over the last, fitted to its size
+//! (the board scrolls when it does not fit), and keys are read as they are
+//! pressed; otherwise (a pipe, a test) frames are printed one after the
+//! other, whole or fitted to `--size`, and commands are read one a line,
+//! so that both can be scripted.
 
 mod draw;
 mod input;
@@ -18,8 +20,37 @@ use crossterm::{cursor, execute, terminal};
 use tonic::Request;
 use tonic::transport::{Channel, Endpoint};
 
-use draw::Frame;
-use input::Command;
+use draw::{Frame, Layout};
+use input::{Command, RawTerminal};
+
+/// The API's version numbers as the viewer uses them, in one place.
+pub mod versions {
+    /// The version of a game's creation: the first a client sees.
+    pub const CREATION: i64 = 2;
+    /// WatchGame's `from_version` for "from the game as it is now".
+    pub const WATCH_FROM_NOW: i64 = 0;
+    /// ReplayGame's `to_version` for "to the last event".
+    pub const REPLAY_TO_END: i64 = 0;
+}
+
+/// How frames are drawn.
+#[derive(clap::Args)]
+pub struct Look {
+    /// Fit each frame into COLSxROWS characters, e.g. 80x24 (default: the
+    /// terminal's size on a terminal, otherwise the whole board).
+    #[arg(long, value_name = "COLSxROWS", value_parser = parse_size)]
+    size: Option<(usize, usize)>,
+}
+
+fn parse_size(text: &str) -> Result<(usize, usize), String> {
+    let parsed = text
+        .split_once(['x', 'X'])
+        .and_then(|(cols, rows)| Some((cols.trim().parse().ok()?, rows.trim().parse().ok()?)));
+    match parsed {
+        Some((cols, rows)) if cols > 0 && rows > 0 => Ok((cols, rows)),
+        _ => Err("expected columns x rows, e.g. 80x24".to_owned()),
+    }
+}
 
 /// Where the server is and who is asking.
 #[derive(clap::Args)]
@@ -38,6 +69,8 @@ pub struct WatchArgs {
     game: String,
     #[command(flatten)]
     connection: Connection,
+    #[command(flatten)]
+    look: Look,
 }
 
 #[derive(clap::Args)]
@@ -46,8 +79,10 @@ pub struct ReplayArgs {
     game: String,
     #[command(flatten)]
     connection: Connection,
-    /// The version to start at (2 is the game's creation).
-    #[arg(long, default_value_t = 2)]
+    #[command(flatten)]
+    look: Look,
+    /// The version to start at (the default is the game's creation).
+    #[arg(long, default_value_t = versions::CREATION)]
     from: i64,
 }
 
@@ -144,7 +179,7 @@ impl Client {
     /// The game at `version` with the event that led to it (none for the
     /// creation).
     async fn step(&mut self, version: i64) -> anyhow::Result<Step> {
-        if version > 2 {
+        if version > versions::CREATION {
             let mut stream = self.replay(version - 1, version).await?;
             if let Some(step) = stream.message().await.map_err(status)?
                 && let Some(game) = step.game
@@ -174,41 +209,156 @@ fn runtime() -> anyhow::Result<tokio::runtime::Runtime> {
         .context("starting the async runtime")
 }
 
-/// Prints frames: over each other on a terminal, one after the other
-/// otherwise.
+/// Where frames go: a terminal in raw mode (keys read as pressed), a
+/// terminal drawn over, or a pipe; at the size given or the terminal's.
 struct Screen {
+    raw: Option<RawTerminal>,
     terminal: bool,
+    /// Each frame over the last (a terminal), or one after the other.
+    clear: bool,
+    size: Option<(usize, usize)>,
 }
 
 impl Screen {
+    /// Raw mode when both ends are a terminal.
+    fn open(look: &Look) -> anyhow::Result<Screen> {
+        let terminal = std::io::stdout().is_terminal();
+        let raw = if terminal && std::io::stdin().is_terminal() {
+            Some(RawTerminal::enter()?)
+        } else {
+            None
+        };
+        Ok(Screen {
+            raw,
+            terminal,
+            clear: terminal,
+            size: look.size,
+        })
+    }
+
+    /// The size frames must fit: `--size`, or the terminal's.
+    fn size(&self) -> Option<(usize, usize)> {
+        self.size.or_else(|| {
+            self.terminal
+                .then(|| terminal::size().ok())
+                .flatten()
+                .map(|(cols, rows)| (usize::from(cols), usize::from(rows)))
+        })
+    }
+
     fn show(&self, text: &str) -> anyhow::Result<()> {
+        if let Some(raw) = &self.raw {
+            return raw.draw(text);
+        }
         let mut out = std::io::stdout().lock();
-        if self.terminal {
+        if self.clear {
             execute!(
                 out,
                 terminal::Clear(terminal::ClearType::All),
                 cursor::MoveTo(0, 0)
             )?;
+            // No new line after the last row: it would scroll the first away.
+            write!(out, "{}", text.trim_end_matches('\n'))?;
+        } else {
+            writeln!(out, "{text}")?;
         }
-        writeln!(out, "{text}")?;
         out.flush()?;
         Ok(())
     }
+
+    /// Back from raw mode to the terminal as it was.
+    fn leave_raw(&mut self) {
+        self.raw = None;
+    }
 }
 
-/// `carcassonne watch`: draws the game at every event until it ends.
+/// The board's window: around the last tile laid, or where the user
+/// scrolled it.
+#[derive(Default)]
+struct BoardView {
+    /// The window's top left tile once scrolled; `None`: follow.
+    origin: Option<(i32, i32)>,
+    /// The window of the last frame drawn, when the board was cut.
+    shown: Option<(i32, i32)>,
+}
+
+impl BoardView {
+    /// Applies a board command; false for any other command.
+    fn command(&mut self, command: Command) -> bool {
+        match command {
+            Command::Scroll(east, north) => {
+                if let Some((x, y)) = self.shown {
+                    self.origin = Some((x.saturating_add(east), y.saturating_add(north)));
+                }
+            }
+            Command::Follow => self.origin = None,
+            Command::Redraw => {}
+            _ => return false,
+        }
+        true
+    }
+
+    fn draw(&mut self, frame: &Frame<'_>, size: Option<(usize, usize)>, reserved: usize) -> String {
+        let drawn = draw::frame(
+            frame,
+            &Layout {
+                size,
+                reserved,
+                origin: self.origin,
+            },
+        );
+        self.shown = drawn.origin;
+        if self.origin.is_some() {
+            // Kept inside the board, so that the next key moves it at once.
+            self.origin = drawn.origin;
+        }
+        drawn.text
+    }
+}
+
+/// `carcassonne watch`: draws the game at every event until it ends, or
+/// until `q`.
 pub fn watch(args: &WatchArgs) -> anyhow::Result<ExitCode> {
     runtime()?.block_on(watch_game(args))?;
     Ok(ExitCode::SUCCESS)
 }
 
+/// The commands typed while watching: keys on a terminal, lines from a
+/// pipe (whose end stops nothing: `watch` runs until the game ends). A
+/// terminal that is not also where frames go is left alone.
+fn watch_commands(raw: bool) -> tokio::sync::mpsc::UnboundedReceiver<Command> {
+    let (sender, commands) = tokio::sync::mpsc::unbounded_channel();
+    if raw {
+        std::thread::spawn(move || {
+            while !sender.is_closed() {
+                match input::poll_command(std::time::Duration::from_millis(100)) {
+                    Ok(Some(command)) if sender.send(command).is_err() => break,
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        });
+    } else if !std::io::stdin().is_terminal() {
+        std::thread::spawn(move || {
+            for line in std::io::stdin().lines() {
+                let Ok(line) = line else { break };
+                if sender.send(input::parse_line(&line)).is_err() {
+                    break;
+                }
+            }
+        });
+    }
+    commands
+}
+
 async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
     let mut client = Client::connect(&args.connection, &args.game).await?;
-    let screen = Screen {
-        terminal: std::io::stdout().is_terminal(),
-    };
-    // 0: from the game as it is now; after falling behind, where we were.
-    let mut from = 0;
+    let mut screen = Screen::open(&args.look)?;
+    let mut commands = watch_commands(screen.raw.is_some());
+    let mut view = BoardView::default();
+    let mut shown: Option<Step> = None;
+    // After falling behind, resume where we were.
+    let mut from = versions::WATCH_FROM_NOW;
     loop {
         let request = client.request(proto::WatchGameRequest {
             name: client.name.clone(),
@@ -222,37 +372,79 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
             .map_err(status)?
             .into_inner();
         let mut fell_behind = false;
-        while let Some(message) = stream.message().await.map_err(status)? {
-            let (game, event) = match message.message {
-                Some(W::Snapshot(game)) => (game, None),
-                Some(W::Event(watched)) => {
-                    let event = watched.event.context("the server sent an empty event")?;
-                    // The event says what changed; the board comes with the
-                    // game at its version.
-                    (client.game_after(event.version).await?, Some(event))
+        loop {
+            tokio::select! {
+                message = stream.message() => {
+                    let Some(message) = message.map_err(status)? else { break };
+                    let (game, event) = match message.message {
+                        Some(W::Snapshot(game)) => (game, None),
+                        Some(W::Event(watched)) => {
+                            let event = watched.event.context("the server sent an empty event")?;
+                            // The event says what changed; the board comes
+                            // with the game at its version.
+                            (client.game_after(event.version).await?, Some(event))
+                        }
+                        Some(W::FellBehind(version)) => {
+                            // Too slow: resume from the last version seen.
+                            from = version;
+                            fell_behind = true;
+                            break;
+                        }
+                        Some(W::KeepAlive(_)) | None => continue,
+                    };
+                    from = game.version;
+                    if game.status() == proto::GameStatus::Finished {
+                        return show_the_end(&mut screen, &mut view, &Step { game, event });
+                    }
+                    shown = Some(Step { game, event });
                 }
-                Some(W::FellBehind(version)) => {
-                    // Too slow: resume from the last version seen.
-                    from = version;
-                    fell_behind = true;
-                    break;
+                Some(command) = commands.recv() => {
+                    if command == Command::Quit {
+                        return Ok(());
+                    }
+                    if !view.command(command) {
+                        continue;
+                    }
                 }
-                Some(W::KeepAlive(_)) | None => continue,
-            };
-            from = game.version;
-            screen.show(&draw::frame(&Frame {
-                game: &game,
-                event: event.as_ref(),
-            }))?;
-            if game.status() == proto::GameStatus::Finished {
-                println!("{}", draw::final_scores(&game));
-                return Ok(());
+            }
+            if let Some(step) = &shown {
+                let frame = Frame {
+                    game: &step.game,
+                    event: step.event.as_ref(),
+                };
+                screen.show(&view.draw(&frame, screen.size(), 0))?;
             }
         }
         if !fell_behind {
             bail!("the watch stream of {} ended before the game did", client.name);
         }
     }
+}
+
+/// The last frame and the final scores, on the terminal's own screen (not
+/// the alternate one raw mode draws on), so that they stay.
+fn show_the_end(screen: &mut Screen, view: &mut BoardView, last: &Step) -> anyhow::Result<()> {
+    let was_raw = screen.raw.is_some();
+    screen.leave_raw();
+    let mut out = std::io::stdout().lock();
+    if screen.clear && !was_raw {
+        execute!(
+            out,
+            terminal::Clear(terminal::ClearType::All),
+            cursor::MoveTo(0, 0)
+        )?;
+    }
+    let scores = draw::final_scores(&last.game);
+    let frame = Frame {
+        game: &last.game,
+        event: last.event.as_ref(),
+    };
+    // The scores' lines and the shell's prompt fit under the frame.
+    let reserved = scores.lines().count() + 1;
+    let text = view.draw(&frame, screen.size(), reserved);
+    write!(out, "{text}{scores}")?;
+    out.flush()?;
+    Ok(())
 }
 
 /// A game's state at one version and the event that led to it.
@@ -270,6 +462,7 @@ struct Replay {
     ahead: Option<tonic::Streaming<proto::ReplayGameResponse>>,
     /// A word for the user under the frame.
     note: Option<String>,
+    view: BoardView,
 }
 
 impl Replay {
@@ -280,18 +473,18 @@ impl Replay {
             at: 0,
             ahead: None,
             note: None,
+            view: BoardView::default(),
         };
         let first = replay.client.step(version).await?;
         replay.steps.push(first);
         Ok(replay)
     }
 
-    fn current(&self) -> Option<&Step> {
-        self.steps.get(self.at)
-    }
-
     async fn run(&mut self, command: Command) {
         self.note = None;
+        if self.view.command(command) {
+            return;
+        }
         let result = match command {
             Command::Next => self.next().await,
             Command::Back => self.back().await,
@@ -300,7 +493,7 @@ impl Replay {
                 self.note = Some(input::HELP.to_owned());
                 Ok(())
             }
-            Command::Quit => Ok(()),
+            Command::Quit | Command::Scroll(..) | Command::Follow | Command::Redraw => Ok(()),
         };
         if let Err(error) = result {
             self.note = Some(format!("error: {error:#}"));
@@ -326,7 +519,7 @@ impl Replay {
                 if finished {
                     break;
                 }
-                self.ahead = Some(self.client.replay(version, 0).await?);
+                self.ahead = Some(self.client.replay(version, versions::REPLAY_TO_END).await?);
             }
             let Some(stream) = self.ahead.as_mut() else { break };
             match stream.message().await.map_err(status)? {
@@ -354,8 +547,8 @@ impl Replay {
             self.at -= 1;
             return Ok(());
         }
-        let version = self.steps.first().map_or(2, |s| s.game.version);
-        if version <= 2 {
+        let version = self.steps.first().map_or(versions::CREATION, |s| s.game.version);
+        if version <= versions::CREATION {
             self.note = Some("this is the game's creation".to_owned());
             return Ok(());
         }
@@ -376,20 +569,29 @@ impl Replay {
         Ok(())
     }
 
-    fn frame(&self, keys: bool) -> String {
-        let mut text = match self.current() {
-            Some(step) => draw::frame(&Frame {
-                game: &step.game,
-                event: step.event.as_ref(),
-            }),
+    /// The frame, with the note and (for keys) the help under it, fitted
+    /// to `size`.
+    fn frame(&mut self, size: Option<(usize, usize)>, keys: bool) -> String {
+        let mut under: Vec<&str> = self.note.iter().flat_map(|n| n.lines()).collect();
+        if keys {
+            under.push(input::HELP);
+        }
+        let mut text = match self.steps.get(self.at) {
+            Some(step) => self.view.draw(
+                &Frame {
+                    game: &step.game,
+                    event: step.event.as_ref(),
+                },
+                size,
+                under.len(),
+            ),
             None => String::new(),
         };
-        if let Some(note) = &self.note {
-            text.push_str(note);
-            text.push('\n');
-        }
-        if keys {
-            text.push_str(input::HELP);
+        for line in under {
+            match size {
+                Some((cols, _)) => text.extend(line.chars().take(cols)),
+                None => text.push_str(line),
+            }
             text.push('\n');
         }
         text
@@ -404,23 +606,20 @@ pub fn replay(args: &ReplayArgs) -> anyhow::Result<ExitCode> {
         let client = Client::connect(&args.connection, &args.game).await?;
         Replay::start(client, args.from).await
     })?;
-    if std::io::stdin().is_terminal() && std::io::stdout().is_terminal() {
-        let raw = input::RawTerminal::enter()?;
-        loop {
-            raw.draw(&replay.frame(true))?;
-            match raw.read_key()? {
-                Command::Quit => break,
-                command => runtime.block_on(replay.run(command)),
-            }
-        }
-    } else {
-        let screen = Screen { terminal: false };
-        loop {
-            screen.show(&replay.frame(false))?;
-            match input::read_line()? {
-                Command::Quit => break,
-                command => runtime.block_on(replay.run(command)),
-            }
+    let mut screen = Screen::open(&args.look)?;
+    if screen.raw.is_none() {
+        // Commands from a pipe: every frame stays to be read.
+        screen.clear = false;
+    }
+    loop {
+        screen.show(&replay.frame(screen.size(), screen.raw.is_some()))?;
+        let command = match &screen.raw {
+            Some(raw) => raw.read_key()?,
+            None => input::read_line()?,
+        };
+        match command {
+            Command::Quit => break,
+            command => runtime.block_on(replay.run(command)),
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -1,5 +1,8 @@
 //! What the benchmark binaries share: settings from the environment, a
-//! small generator for choices, and connections to a server.
+//! small generator for choices, connections to a server, and the verdict
+//! on a target.
+
+pub mod verdict;
 
 use std::net::SocketAddr;
 use std::str::FromStr;

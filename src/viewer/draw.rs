@@ -14,23 +14,100 @@ pub struct Frame<'a> {
     pub event: Option<&'a proto::GameEvent>,
 }
 
-/// The whole frame: header, board, players, pending decision, last event.
-pub fn frame(frame: &Frame<'_>) -> String {
+/// What the symbols of the board mean (a follower is its seat's number),
+/// in 80 columns.
+pub const LEGEND: &str = "# city, |- road, ~ river, . field, % walls, o cloister, 0-4 follower, * several";
+
+/// What the keys do to the board when it does not fit.
+const SCROLL_KEYS: &str = "w a s d: scroll, c: follow";
+
+/// How a frame is laid out.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Layout {
+    /// The columns and rows the frame must fit in; `None`: no limit (a pipe).
+    pub size: Option<(usize, usize)>,
+    /// Rows kept free under the frame (the replay's help and note).
+    pub reserved: usize,
+    /// The tile at the board window's top left; `None`: a window around
+    /// the last tile laid.
+    pub origin: Option<(i32, i32)>,
+}
+
+/// A frame drawn, and the board window it shows (its top left tile), for
+/// scrolling from there.
+pub struct Drawn {
+    pub text: String,
+    pub origin: Option<(i32, i32)>,
+}
+
+/// The rows score changes leave when rows are short: two tile rows of
+/// board (3 lines each), its column labels and the line that says it is
+/// cut.
+const BOARD_MIN_LINES: usize = 8;
+
+/// The whole frame, in the order that matters when the screen is small:
+/// header, players and scores, the last event and the pending decision,
+/// then the board (fitted to the rows left, or a window of it), and the
+/// legend.
+pub fn frame(frame: &Frame<'_>, layout: &Layout) -> Drawn {
     let game = frame.game;
-    let mut out = header(game);
-    out.push('\n');
-    out.push_str(&board(game));
+    let mut top = vec![header(game)];
+    top.extend(players(game).lines().map(str::to_owned));
     let bag: u32 = game.bag.iter().map(|t| t.count).sum();
-    let _ = writeln!(out, "tiles: {} on the board, {bag} in the bag", game.tiles.len());
-    out.push_str(&players(game));
+    top.push(format!(
+        "tiles: {} on the board, {bag} in the bag",
+        game.tiles.len()
+    ));
+    let mut changes = Vec::new();
     if let Some(event) = frame.event {
-        let _ = writeln!(out, "last: {}", event_line(game, event));
-        for change in &event.score_changes {
-            let _ = writeln!(out, "      {}", score_line(game, change));
+        top.push(format!("last: {}", event_line(game, event)));
+        changes = event
+            .score_changes
+            .iter()
+            .map(|change| format!("      {}", score_line(game, change)))
+            .collect();
+    }
+    let next = format!("next: {}", pending_line(game));
+    let Some((cols, rows)) = layout.size else {
+        let mut out = top.join("\n") + "\n";
+        for line in changes.iter().chain([&next]) {
+            out.push_str(line);
+            out.push('\n');
+        }
+        let (board, _) = board_window(game, None, None);
+        out.push_str(&board);
+        out.push_str(LEGEND);
+        out.push('\n');
+        return Drawn {
+            text: out,
+            origin: None,
+        };
+    };
+    // One line for `next`, one for the legend.
+    let fixed = top.len() + 2 + layout.reserved;
+    let room_for_changes = rows.saturating_sub(fixed + BOARD_MIN_LINES);
+    if changes.len() > room_for_changes {
+        let hidden = changes.len() - room_for_changes.saturating_sub(1);
+        changes.truncate(room_for_changes.saturating_sub(1));
+        if room_for_changes > 0 {
+            changes.push(format!("      ... and {hidden} more score changes"));
         }
     }
-    let _ = writeln!(out, "next: {}", pending_line(game));
-    out
+    let mut lines = top;
+    lines.append(&mut changes);
+    lines.push(next);
+    let board_lines = rows.saturating_sub(lines.len() + 1 + layout.reserved);
+    let (board, origin) = board_window(game, Some((cols, board_lines)), layout.origin);
+    lines.extend(board.lines().map(str::to_owned));
+    lines.push(LEGEND.to_owned());
+    // A screen smaller than even the scores: the bottom goes first.
+    lines.truncate(rows.saturating_sub(layout.reserved));
+    let mut out = String::new();
+    for line in lines {
+        out.extend(line.chars().take(cols));
+        out.push('\n');
+    }
+    Drawn { text: out, origin }
 }
 
 /// `games/{id}  version V  running`: the line scripts and tests read.
@@ -180,6 +257,15 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
     line
 }
 
+/// `1 tile`, `2 tiles`.
+fn counted(n: u32, thing: &str) -> String {
+    if n == 1 {
+        format!("1 {thing}")
+    } else {
+        format!("{n} {thing}s")
+    }
+}
+
 /// A score change: `+4 Ada (seat 0): city, 2 tiles, 1 pennant (B-S2)`.
 pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
     let seats: Vec<String> = change.seats.iter().map(|&s| who(game, s)).collect();
@@ -191,10 +277,10 @@ pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
         .replace('_', " ");
     let mut line = format!("+{} {}: {feature}", change.points, seats.join(", "));
     if change.tiles > 0 {
-        let _ = write!(line, ", {} tiles", change.tiles);
+        let _ = write!(line, ", {}", counted(change.tiles, "tile"));
     }
     if change.pennants > 0 {
-        let _ = write!(line, ", {} pennants", change.pennants);
+        let _ = write!(line, ", {}", counted(change.pennants, "pennant"));
     }
     if change.at.is_some() {
         let _ = write!(line, " at {}", target_name(change.at.as_ref()));
@@ -222,8 +308,16 @@ fn cell(tile: &proto::BoardTile, centre: Option<char>) -> [[char; 3]; 3] {
     ]
 }
 
-/// The board, north up, with x along the top and y down the left.
-pub fn board(game: &proto::Game) -> String {
+/// The board, north up, with x along the top and y down the left: all of
+/// it, or, when it does not fit `space` (columns, lines), the window with
+/// its top left tile at `origin` (or around the last tile laid) and a line
+/// that says which part it shows. Returns the window's top left tile when
+/// the board is cut.
+fn board_window(
+    game: &proto::Game,
+    space: Option<(usize, usize)>,
+    origin: Option<(i32, i32)>,
+) -> (String, Option<(i32, i32)>) {
     let at = |p: &Option<proto::Position>| p.as_ref().map_or((0, 0), |p| (p.x, p.y));
     let tiles: HashMap<(i32, i32), &proto::BoardTile> =
         game.tiles.iter().map(|t| (at(&t.position), t)).collect();
@@ -233,27 +327,70 @@ pub fn board(game: &proto::Game) -> String {
         tiles.keys().map(|p| p.1).min(),
         tiles.keys().map(|p| p.1).max(),
     ) else {
-        return String::new();
+        return (String::new(), None);
     };
+    // Tiles are 3 characters and a space wide after a 5-character label,
+    // 3 lines high under a line of labels.
+    let (width, height) = (
+        i64::from(hi_x) - i64::from(lo_x) + 1,
+        i64::from(hi_y) - i64::from(lo_y) + 1,
+    );
+    let (mut x_range, mut y_range) = ((lo_x, hi_x), (lo_y, hi_y));
+    let mut cut = None;
+    if let Some((cols, lines)) = space {
+        let fit_cols = i64::try_from(cols.saturating_sub(5).saturating_add(1) / 4).unwrap_or(i64::MAX);
+        let fit_rows = i64::try_from(lines.saturating_sub(1) / 3).unwrap_or(i64::MAX);
+        if fit_cols < width || fit_rows < height {
+            // The line that says the board is cut takes a line of its own.
+            let fit_rows = i64::try_from(lines.saturating_sub(2) / 3).unwrap_or(i64::MAX);
+            if fit_cols < 1 || fit_rows < 1 {
+                let note = "the board does not fit: enlarge the terminal\n";
+                return (if lines > 0 { note.to_owned() } else { String::new() }, None);
+            }
+            let last = game.tiles.last().map_or((0, 0), |t| at(&t.position));
+            let (view_w, view_h) = (fit_cols.min(width), fit_rows.min(height));
+            let (left, top) = origin.map_or_else(
+                || (i64::from(last.0) - view_w / 2, i64::from(last.1) + view_h / 2),
+                |(x, y)| (i64::from(x), i64::from(y)),
+            );
+            // Inside the board: left in lo_x..=hi_x-w+1, top in lo_y+h-1..=hi_y.
+            let left = left.clamp(i64::from(lo_x), i64::from(hi_x) - view_w + 1);
+            let top = top.clamp(i64::from(lo_y) + view_h - 1, i64::from(hi_y));
+            let narrow = |v: i64| i32::try_from(v).unwrap_or(0);
+            x_range = (narrow(left), narrow(left + view_w - 1));
+            y_range = (narrow(top - view_h + 1), narrow(top));
+            cut = Some((x_range.0, y_range.1));
+        }
+    }
     let mut centre: HashMap<(i32, i32), char> = HashMap::new();
     for f in &game.followers {
         let pos = at(&f.target.as_ref().and_then(|t| t.position));
         let seat = char::from_digit(f.seat, 10).unwrap_or('?');
         centre.entry(pos).and_modify(|c| *c = '*').or_insert(seat);
     }
-    let mut out = String::from("     ");
-    for x in lo_x..=hi_x {
+    let mut out = String::new();
+    if cut.is_some() {
+        let _ = writeln!(
+            out,
+            "board x {}..{} of {lo_x}..{hi_x}, y {}..{} of {lo_y}..{hi_y} ({SCROLL_KEYS})",
+            x_range.0, x_range.1, y_range.0, y_range.1
+        );
+    }
+    out.push_str("     ");
+    for x in x_range.0..=x_range.1 {
         let _ = write!(out, "{x:<4}");
     }
+    let trimmed = out.trim_end_matches(' ').len();
+    out.truncate(trimmed);
     out.push('\n');
-    for y in (lo_y..=hi_y).rev() {
+    for y in (y_range.0..=y_range.1).rev() {
         for line in 0..3 {
             if line == 0 {
                 let _ = write!(out, "{y:>3}  ");
             } else {
                 out.push_str("     ");
             }
-            for x in lo_x..=hi_x {
+            for x in x_range.0..=x_range.1 {
                 let chars = tiles
                     .get(&(x, y))
                     .map_or([' '; 3], |t| cell(t, centre.get(&(x, y)).copied())[line]);
@@ -265,5 +402,5 @@ pub fn board(game: &proto::Game) -> String {
             out.push('\n');
         }
     }
-    out
+    (out, cut)
 }

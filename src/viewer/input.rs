@@ -1,4 +1,4 @@
-//! The replay's commands: single keys in raw mode on a terminal, or one
+//! The viewer's commands: single keys in raw mode on a terminal, or one
 //! command a line from a pipe (for scripts and tests).
 
 use std::io::{BufRead as _, Write as _};
@@ -16,14 +16,26 @@ pub enum Command {
     Quit,
     /// Something unknown: show the help.
     Help,
+    /// Move the board's window by this many tiles east and north.
+    Scroll(i32, i32),
+    /// Put the board's window back around the last tile laid.
+    Follow,
+    /// The terminal changed size: draw again.
+    Redraw,
 }
 
-pub const HELP: &str = "n, space or right: next   p or left: back   g N: go to version N   q: quit";
+pub const HELP: &str = "n/space/right: next  p/left: back  g N: go to version N  q: quit";
 
-/// One command a line: `n` (or an empty line), `p`, `g N`, `q`; the end of
-/// input is `q`.
+/// One command a line: `n` (or an empty line), `p`, `g N`, `q`, and
+/// `w`, `a`, `s`, `d`, `c` for the board; the end of input is `q`.
 pub fn parse_line(line: &str) -> Command {
     let line = line.trim();
+    let mut chars = line.chars();
+    if let (Some(key), None) = (chars.next(), chars.next())
+        && let Some(command) = board_key(key)
+    {
+        return command;
+    }
     match line {
         "" | "n" | "next" => Command::Next,
         "p" | "b" | "back" => Command::Back,
@@ -33,6 +45,47 @@ pub fn parse_line(line: &str) -> Command {
             .and_then(|n| n.trim().parse().ok())
             .map_or(Command::Help, Command::Goto),
     }
+}
+
+/// The board's keys: `w`, `a`, `s`, `d` scroll north, west, south, east;
+/// `c` follows the last tile again.
+fn board_key(key: char) -> Option<Command> {
+    Some(match key {
+        'w' => Command::Scroll(0, 1),
+        'a' => Command::Scroll(-1, 0),
+        's' => Command::Scroll(0, -1),
+        'd' => Command::Scroll(1, 0),
+        'c' => Command::Follow,
+        _ => return None,
+    })
+}
+
+/// The command of a terminal event that needs nothing more: a key of
+/// `replay` and `watch` (arrows and `n`/`p` step, which `watch` ignores),
+/// or a change of size. `g` is not one: it reads a version.
+pub fn command_of(event: &Event) -> Option<Command> {
+    let key = match event {
+        Event::Resize(..) => return Some(Command::Redraw),
+        Event::Key(key) if key.kind == KeyEventKind::Press => key,
+        _ => return None,
+    };
+    Some(match key.code {
+        KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Command::Quit,
+        KeyCode::Char(c @ ('w' | 'a' | 's' | 'd' | 'c')) => return board_key(c),
+        KeyCode::Char('n' | ' ' | 'l') | KeyCode::Right | KeyCode::Enter | KeyCode::Down => Command::Next,
+        KeyCode::Char('p' | 'b' | 'h') | KeyCode::Left | KeyCode::Backspace | KeyCode::Up => Command::Back,
+        KeyCode::Char('q') | KeyCode::Esc => Command::Quit,
+        KeyCode::Home => Command::Goto(super::versions::CREATION),
+        _ => return None,
+    })
+}
+
+/// The command of the next terminal event within `timeout`, if any.
+pub fn poll_command(timeout: std::time::Duration) -> anyhow::Result<Option<Command>> {
+    if !event::poll(timeout).context("reading the terminal")? {
+        return Ok(None);
+    }
+    Ok(command_of(&event::read().context("reading the terminal")?))
 }
 
 /// Reads the next command from a line of standard input.
@@ -66,31 +119,27 @@ impl RawTerminal {
             terminal::Clear(terminal::ClearType::All),
             cursor::MoveTo(0, 0)
         )?;
-        // Raw mode: a new line does not return the carriage.
-        out.write_all(text.replace('\n', "\r\n").as_bytes())?;
+        // Raw mode: a new line does not return the carriage. None after
+        // the last row: it would scroll the first away.
+        out.write_all(text.trim_end_matches('\n').replace('\n', "\r\n").as_bytes())?;
         out.flush()?;
         Ok(())
     }
 
-    /// Waits for a key and returns its command; `g` reads a version up to
-    /// Enter.
+    /// Waits for a key (or a change of size) and returns its command; `g`
+    /// reads a version up to Enter.
     pub fn read_key(&self) -> anyhow::Result<Command> {
         loop {
-            let key = next_key()?;
-            let command = match key.code {
-                KeyCode::Char('c') if key.modifiers.contains(KeyModifiers::CONTROL) => Command::Quit,
-                KeyCode::Char('n' | ' ' | 'l') | KeyCode::Right | KeyCode::Enter | KeyCode::Down => {
-                    Command::Next
-                }
-                KeyCode::Char('p' | 'b' | 'h') | KeyCode::Left | KeyCode::Backspace | KeyCode::Up => {
-                    Command::Back
-                }
-                KeyCode::Char('q') | KeyCode::Esc => Command::Quit,
-                KeyCode::Home => Command::Goto(2),
-                KeyCode::Char('g') => self.read_version()?,
-                _ => continue,
-            };
-            return Ok(command);
+            let event = event::read().context("reading the terminal")?;
+            if let Event::Key(key) = &event
+                && key.kind == KeyEventKind::Press
+                && key.code == KeyCode::Char('g')
+            {
+                return self.read_version();
+            }
+            if let Some(command) = command_of(&event) {
+                return Ok(command);
+            }
         }
     }
 

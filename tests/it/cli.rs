@@ -106,14 +106,83 @@ fn unreadable_input_is_a_clear_error() {
 }
 
 #[test]
-fn demo_plays_a_whole_game_whose_record_verifies() {
+fn demo_record_on_standard_output_is_the_record_alone_and_verifies() {
+    // As in the README: `demo --record > game.json`, then `verify game.json`.
     let out = run(&["demo", "--seed", "5", "--players", "3", "--record"], "");
     assert_eq!(out.status.code(), Some(0));
-    let text = stdout(&out);
-    let record = &text[text.find("{\n").unwrap()..];
-    let verified = run(&["verify", "-"], record);
+    let record: serde_json::Value = serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("stdout is not the record alone: {e}\n{}", stdout(&out)));
+    assert_eq!(record["players"].as_array().map(Vec::len), Some(3));
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("game.json");
+    std::fs::write(&file, &out.stdout).unwrap();
+    let verified = run(&["verify", file.to_str().unwrap()], "");
     assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
     assert!(stdout(&verified).starts_with("ok: 71 turns, finished"));
+    // The board and the scores are still shown, on standard error.
+    let shown = String::from_utf8_lossy(&out.stderr);
+    assert!(shown.contains("finished after 71 turns"), "{shown}");
+    // Players are named by seat, as the board draws their followers.
+    assert!(shown.contains("Bot 0 ") && shown.contains("Bot 2 "), "{shown}");
+}
+
+#[test]
+fn demo_record_to_a_file_keeps_the_board_and_scores_on_standard_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("demo.json");
+    let out = run(
+        &[
+            "demo",
+            "--seed",
+            "5",
+            "--count",
+            "--record",
+            file.to_str().unwrap(),
+        ],
+        "",
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = stdout(&out);
+    assert!(text.contains("finished after"), "{text}");
+    assert!(!text.contains("carcassonne-record"), "{text}");
+    let verified = run(&["verify", file.to_str().unwrap()], "");
+    assert_eq!(verified.status.code(), Some(0), "{}", stdout(&verified));
+    // Without `--record`: the board and the scores, no record.
+    let plain = stdout(&run(&["demo", "--seed", "5"], ""));
+    assert!(
+        plain.contains("finished after") && !plain.contains("carcassonne-record"),
+        "{plain}"
+    );
+}
+
+#[test]
+fn a_reader_that_went_away_is_no_panic() {
+    // As `carcassonne score x.json --json | head -1` when head has quit.
+    let path = records().join("shared/base-4p.json");
+    let path = path.to_str().unwrap();
+    for args in [
+        &["score", path, "--json"][..],
+        &["score", path, "--board"],
+        &["verify", path],
+        &["demo", "--record"],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let out = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
@@ -145,4 +214,23 @@ fn serve_starts_with_no_setup_and_stops_cleanly_on_sigterm() {
 /// `carcassonne verify -` on a record's text: what it prints.
 pub fn run_verify(record: &str) -> String {
     stdout(&run(&["verify", "-"], record))
+}
+
+#[test]
+fn what_the_readme_commands_make_is_git_ignored() {
+    // The Python client's `.venv`, `demo --record > game.json`, `serve`'s
+    // `./data`.
+    let root = env!("CARGO_MANIFEST_DIR");
+    let git = |args: &[&str]| Command::new("git").arg("-C").arg(root).args(args).output();
+    if !git(&["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success()) {
+        eprintln!("skipped: no git, or {root} is not a git checkout");
+        return;
+    }
+    let out = git(&["check-ignore", ".venv/bin/python", "game.json", "data/db"]).unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        ".venv/bin/python\ngame.json\ndata/db\n",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }

@@ -214,3 +214,161 @@ async fn watch_follows_a_running_game_to_its_end() {
     assert!(stdout.contains("the game is over"), "{stdout}");
     assert!(stdout.contains(&final_scores(&game)), "{stdout}");
 }
+
+/// The window a fitted frame shows: `board x A..B of L..H, y C..D of L..H`.
+fn windows(out: &str) -> Vec<[i32; 8]> {
+    out.lines()
+        .filter_map(|l| l.strip_prefix("board x "))
+        .map(|l| {
+            let numbers: Vec<i32> = l
+                .split(|c: char| !(c.is_ascii_digit() || c == '-'))
+                .flat_map(|part| part.split("..").collect::<Vec<_>>())
+                .filter_map(|n| n.parse().ok())
+                .collect();
+            numbers[..8].try_into().unwrap()
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_fits_a_whole_game_into_80x24_scores_first_with_a_legend() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(&server, "watch-80x24").await;
+    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
+    let addr = format!("http://{}", server.addr);
+    let watch = |size: &[&str]| {
+        let mut args: Vec<String> = vec!["watch".into(), name.clone(), "--addr".into(), addr.clone()];
+        args.extend(size.iter().map(|s| s.to_string()));
+        run(args, "")
+    };
+    // Whole, the board alone is taller than a terminal of 24 rows.
+    let whole = String::from_utf8(watch(&[]).await.stdout).unwrap();
+    let board_lines = whole
+        .lines()
+        .skip_while(|l| !l.starts_with("next: "))
+        .skip(1)
+        .take_while(|l| !l.starts_with("# city"))
+        .count();
+    assert!(board_lines > 24, "{whole}");
+
+    let out = watch(&["--size", "80x24"]).await;
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.len() <= 24, "{} lines:\n{stdout}", lines.len());
+    assert!(lines.iter().all(|l| l.chars().count() <= 80), "{stdout}");
+    // The scores first, then the board, its legend, and the final scores.
+    let at = |prefix: &str| lines.iter().position(|l| l.starts_with(prefix));
+    let scores = at("  0 Bot 0").unwrap();
+    let window = at("board x ").unwrap();
+    let legend = at("# city, |- road, ~ river, . field, % walls, o cloister").unwrap();
+    assert!(scores < window && window < legend, "{stdout}");
+    assert!(at("next: ").unwrap() < window, "{stdout}");
+    assert!(stdout.contains(&final_scores(&game)), "{stdout}");
+    for player in &game.players {
+        assert!(
+            stdout.contains(&format!("{} {:>4} points", player.name, player.score)),
+            "{stdout}"
+        );
+    }
+    // The window is part of the board, and a window's worth of tile rows.
+    let [left, right, lo_x, hi_x, bottom, top, lo_y, hi_y] = windows(&stdout)[0];
+    assert!(
+        lo_x <= left && right <= hi_x && lo_y <= bottom && top <= hi_y,
+        "{stdout}"
+    );
+    assert!(
+        right - left < hi_x - lo_x || top - bottom < hi_y - lo_y,
+        "{stdout}"
+    );
+    assert!(top > bottom, "at least two tile rows: {stdout}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_scrolls_a_board_that_does_not_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, tokens) = create(&server, "replay-scroll").await;
+    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
+    let addr = format!("http://{}", server.addr);
+    // To the end, far west, far east, far north, far south, follow again.
+    let mut script = format!("g {}\n", game.version);
+    for key in ["a", "d", "w", "s"] {
+        script.push_str(&format!("{key}\n").repeat(40));
+    }
+    script.push_str("c\nq\n");
+    let out = run(
+        vec![
+            "replay".into(),
+            name,
+            "--addr".into(),
+            addr,
+            "--size".into(),
+            "80x24".into(),
+        ],
+        &script,
+    )
+    .await;
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(out.status.success(), "{stdout}");
+    let seen = windows(&stdout);
+    // The creation's board fits; the end's does not, nor after each key.
+    assert_eq!(seen.len(), 1 + 4 * 40 + 1, "{stdout}");
+    let [_, _, lo_x, hi_x, _, _, lo_y, hi_y] = seen[0];
+    let far = |i: usize| seen[40 * (i + 1)];
+    assert_eq!(far(0)[0], lo_x, "west: {:?}", far(0));
+    assert_eq!(far(1)[1], hi_x, "east: {:?}", far(1));
+    assert_eq!(far(2)[5], hi_y, "north: {:?}", far(2));
+    assert_eq!(far(3)[4], lo_y, "south: {:?}", far(3));
+    // Following the last tile again: the window of the first frame.
+    assert_eq!(seen.last(), seen.first(), "{stdout}");
+    // Score changes count in words: `1 pennant`, `2 tiles`.
+    assert!(stdout.contains(", 1 pennant at "), "{stdout}");
+    assert!(
+        !stdout.contains(" 1 tiles") && !stdout.contains(" 1 pennants"),
+        "{stdout}"
+    );
+    // Every frame fits, with the note under it (a blank line between
+    // frames from a pipe).
+    for frame in stdout.split("games/").skip(1) {
+        assert!(frame.trim_end().lines().count() <= 24, "{frame}");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn q_quits_watch_in_the_middle_of_a_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, _) = create(&server, "watch-quit").await;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["watch", &name, "--addr", &format!("http://{}", server.addr)])
+        .env_remove("CARCASSONNE_TOKEN")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let status = tokio::task::spawn_blocking(move || {
+        // Once the first frame is out, `q`.
+        let mut lines = BufReader::new(stdout).lines();
+        assert!(lines.any(|l| l.unwrap().starts_with("next: ")));
+        stdin.write_all(b"q\n").unwrap();
+        let started = std::time::Instant::now();
+        while started.elapsed() < std::time::Duration::from_secs(20) {
+            if let Some(status) = child.try_wait().unwrap() {
+                return Some(status);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        None
+    })
+    .await
+    .unwrap();
+    let status = status.expect("watch did not quit on q");
+    assert!(status.success(), "{status:?}");
+}
