@@ -2,7 +2,7 @@
 //! game its event log with the hash chain and the seed), and verifying what
 //! an export gives, independently of the store it came from.
 
-use carcassonne_engine::record::{Record, RecordError, Replay, Turn};
+use carcassonne_engine::envelope::{Record, RecordError, Replay, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 
@@ -259,7 +259,7 @@ fn verify_log(
                 "its prev_hash is not the previous event's hash: the chain is broken",
             ));
         }
-        let (_, computed) = carcassonne_store::record::encode(&event);
+        let (_, computed) = carcassonne_store::envelope::encode(&event);
         if computed != event.hash {
             return Err(bad("its hash does not match its content: it was changed"));
         }

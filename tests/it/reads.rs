@@ -358,7 +358,7 @@ fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent>
                 prev_hash: previous,
                 hash: Hash::ZERO,
             };
-            let (_, hash) = carcassonne_store::record::encode(&event);
+            let (_, hash) = carcassonne_store::envelope::encode(&event);
             let out = proto::StoredEvent {
                 prev_hash: previous.to_string(),
                 hash: hash.to_string(),

@@ -96,13 +96,13 @@ fn report(
 ) -> Result<(), Box<dyn std::error::Error>> {
     let sled_size = store.size_on_disk()?;
     let allocated = allocated_bytes(dir)?;
-    let record = record::encoded_len(36, 6, PAYLOAD_LEN) as u64;
+    let envelope = envelope::encoded_len(36, 6, PAYLOAD_LEN) as u64;
     println!(
         "{when}: {games} games x {EVENTS_PER_GAME} events x {PAYLOAD_LEN} B = {payload_bytes} B of payload"
     );
     println!(
-        "  one record (36-byte game id, 6-byte request id): {record} B, {:.1}x its payload",
-        record as f64 / PAYLOAD_LEN as f64
+        "  one envelope (36-byte game id, 6-byte request id): {envelope} B, {:.1}x its payload",
+        envelope as f64 / PAYLOAD_LEN as f64
     );
     println!(
         "  sled's size_on_disk: {sled_size} B = {} B per game = {:.1}x the payload",

@@ -1,16 +1,16 @@
-//! The hash chain: building the records of an append, and checking stored
-//! records one after another. Shared by every backend so that they chain
+//! The hash chain: building the envelopes of an append, and checking stored
+//! envelopes one after another. Shared by every backend so that they chain
 //! and check exactly alike.
 
+use crate::envelope;
 use crate::error::{Result, StoreError};
 use crate::event::{Hash, NewEvent, StoredEvent};
 use crate::ids::{GameId, RequestId};
-use crate::record;
 
 /// The most events one append may carry (one command's events).
 pub const MAX_EVENTS_PER_APPEND: usize = 16;
 
-/// The most bytes the records of one append may take, envelopes, hashes
+/// The most bytes the envelopes of one append may take, envelopes, hashes
 /// and payloads together. Events are small (tens of bytes, a game's
 /// creation a few hundred). The bound keeps a full sled leaf (17 entries)
 /// far below sled's blob threshold (a quarter of its 512 KiB segment):
@@ -47,7 +47,7 @@ pub(crate) fn check_batch(game: &GameId, request_id: &RequestId, events: &[NewEv
     let bytes: usize = events
         .iter()
         .map(|event| {
-            record::encoded_len(
+            envelope::encoded_len(
                 game.as_str().len(),
                 request_id.as_str().len(),
                 event.payload.len(),
@@ -56,14 +56,14 @@ pub(crate) fn check_batch(game: &GameId, request_id: &RequestId, events: &[NewEv
         .sum();
     if bytes > MAX_APPEND_BYTES {
         return Err(StoreError::InvalidArgument(format!(
-            "the append's records would take {bytes} bytes, at most {MAX_APPEND_BYTES}"
+            "the append's envelopes would take {bytes} bytes, at most {MAX_APPEND_BYTES}"
         )));
     }
     Ok(())
 }
 
 /// The events of one append, chained onto `head`, with their encoded
-/// records.
+/// envelopes.
 pub(crate) fn build(
     game: &GameId,
     request_id: &RequestId,
@@ -87,7 +87,7 @@ pub(crate) fn build(
             prev_hash,
             hash: Hash::ZERO,
         };
-        let (bytes, hash) = record::encode(&event);
+        let (bytes, hash) = envelope::encode(&event);
         event.hash = hash;
         prev_hash = hash;
         built.push((event, bytes));
@@ -95,13 +95,13 @@ pub(crate) fn build(
     built
 }
 
-/// Checks a game's records in sequence order: each decodes with a good
+/// Checks a game's envelopes in sequence order: each decodes with a good
 /// hash, belongs where its key put it, and links to the one before.
 pub(crate) struct ChainCheck {
     game: String,
     next_seq: u64,
-    /// The hash the next record must name as its previous one; `None` when
-    /// the check starts mid-game and has not seen the previous record.
+    /// The hash the next envelope must name as its previous one; `None` when
+    /// the check starts mid-game and has not seen the previous envelope.
     prev_hash: Option<Hash>,
     last_position: u64,
 }
@@ -118,12 +118,12 @@ impl ChainCheck {
         }
     }
 
-    /// The sequence number the next record must have.
+    /// The sequence number the next envelope must have.
     pub(crate) fn next_seq(&self) -> u64 {
         self.next_seq
     }
 
-    /// Checks the record stored under sequence number `key_seq` and
+    /// Checks the envelope stored under sequence number `key_seq` and
     /// returns its event.
     pub(crate) fn next(&mut self, key_seq: u64, bytes: &[u8]) -> Result<StoredEvent> {
         let corrupt = |seq, detail: String| StoreError::corrupt(&self.game, seq, detail);
@@ -133,12 +133,12 @@ impl ChainCheck {
                 format!("event missing: the next stored one is {key_seq}"),
             ));
         }
-        let event = record::decode(bytes).map_err(|detail| corrupt(key_seq, detail))?;
+        let event = envelope::decode(bytes).map_err(|detail| corrupt(key_seq, detail))?;
         if event.game.as_str() != self.game || event.seq != key_seq {
             return Err(corrupt(
                 key_seq,
                 format!(
-                    "record of game {:?} event {} stored in the wrong place",
+                    "envelope of game {:?} event {} stored in the wrong place",
                     event.game.as_str(),
                     event.seq
                 ),

@@ -53,7 +53,7 @@ pub struct StoreConfig {
     pub compression: bool,
     /// How many games the writer keeps in memory (head and request ids),
     /// so that an append reads nothing from sled. A game not cached is
-    /// loaded by scanning its records once.
+    /// loaded by scanning its envelopes once.
     pub game_cache_capacity: usize,
     /// The size of the write-ahead log file, allocated (zero-filled) when
     /// the store is created. A checkpoint makes sled durable whenever the

@@ -3,13 +3,13 @@
 //! Variants fall in two groups, told apart by [`StoreError::is_caller_error`]:
 //! what the caller did wrong or must react to (a conflict, a bad id, a game
 //! that does not exist, an argument out of bounds), and what went wrong on
-//! our side (IO, a damaged record). The gRPC layer maps the first group to
+//! our side (IO, a damaged envelope). The gRPC layer maps the first group to
 //! status codes its clients act on and the second to `UNAVAILABLE` (the
-//! storage failed: IO, a full disk) or `DATA_LOSS` (a damaged record).
+//! storage failed: IO, a full disk) or `DATA_LOSS` (a damaged envelope).
 
 use std::fmt;
 
-/// Where a damaged record was found: the game and the sequence number of
+/// Where a damaged envelope was found: the game and the sequence number of
 /// the first event that failed its checks.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Corruption {
@@ -54,9 +54,9 @@ pub enum StoreError {
     /// The game has no events.
     #[error("game {0} not found")]
     NotFound(String),
-    /// A stored record failed its checks (hash, chain, framing): the data
+    /// A stored envelope failed its checks (hash, chain, framing): the data
     /// on disk is damaged or was tampered with.
-    #[error("corrupt record: game {game:?} event {seq}: {detail}")]
+    #[error("corrupt envelope: game {game:?} event {seq}: {detail}")]
     Corrupt {
         /// The game as read.
         game: String,

@@ -70,7 +70,7 @@ pub struct StoredEvent {
     pub payload: Vec<u8>,
     /// The hash of the game's previous event ([`Hash::ZERO`] for the first).
     pub prev_hash: Hash,
-    /// SHA-256 over the record up to this field: the format version, the
+    /// SHA-256 over the envelope up to this field: the format version, the
     /// previous hash and the whole envelope.
     pub hash: Hash,
 }
@@ -111,7 +111,7 @@ pub struct GamePage {
     /// Pass this to get the next page; `None` on the last page.
     pub next_page_token: Option<String>,
     /// Games of this page's range that could not be summarised because a
-    /// record is damaged: listed here rather than hidden or failing the
+    /// envelope is damaged: listed here rather than hidden or failing the
     /// whole page.
     pub damaged: Vec<crate::Corruption>,
 }
@@ -121,7 +121,7 @@ pub struct GamePage {
 pub struct VerifyReport {
     /// Games checked.
     pub games: u64,
-    /// Events whose record, hash and chain link were checked.
+    /// Events whose envelope, hash and chain link were checked.
     pub events: u64,
     /// The first bad event of each damaged game, in game order.
     pub problems: Vec<crate::Corruption>,

@@ -37,10 +37,10 @@
 //!   there first. The events of one append are written all or none.
 //! - A request id already stored for the game makes the append return the
 //!   original result and write nothing: clients retry safely.
-//! - Each record carries the hash of the game's previous event and its own
-//!   SHA-256 over that and its whole envelope: every record checks itself,
+//! - Each envelope carries the hash of the game's previous event and its own
+//!   SHA-256 over that and its whole header: every envelope checks itself,
 //!   and the chain shows an event removed, replaced or reordered. Reads
-//!   check every record they return; [`EventStore::verify_game`] and
+//!   check every envelope they return; [`EventStore::verify_game`] and
 //!   [`EventStore::verify_all`] check whole chains and the global index.
 //!   Damage is reported as [`StoreError::Corrupt`] with the game and
 //!   sequence number, never returned as data and never a panic.
@@ -53,10 +53,10 @@
 //!
 //! - **sled calls itself beta.** Its on-disk format may change between
 //!   versions and it has had recovery bugs. We pin `0.34.7`, keep the
-//!   record format our own (sled only holds opaque bytes under our keys,
-//!   `sled_store/layout.rs`), and every record checks itself, so wrong
+//!   envelope format our own (sled only holds opaque bytes under our keys,
+//!   `sled_store/layout.rs`), and every envelope checks itself, so wrong
 //!   bytes from sled are caught as `Corrupt` instead of served. Moving to
-//!   another backend means copying records, which keep verifying as they
+//!   another backend means copying envelopes, which keep verifying as they
 //!   are.
 //! - **Durable only after a flush, and the flush is costly.** A sled write
 //!   is in memory until `flush` (or its background flusher, every 500 ms).
@@ -76,12 +76,12 @@
 //!   than a quarter of a segment go to blob files that sled never syncs at
 //!   all: appends are bounded ([`MAX_APPEND_BYTES`]) so that no page gets
 //!   there.
-//! - **Atomicity.** One sled `insert` is atomic. An append's records share
+//! - **Atomicity.** One sled `insert` is atomic. An append's envelopes share
 //!   one value, so an append is never half there. The committer puts a
 //!   group into sled only once its log entries are synced: each append's
-//!   records, then one global index item for the group (per 32 appends).
+//!   envelopes, then one global index item for the group (per 32 appends).
 //!   sled recovers a prefix of its log, so a crash can leave the last
-//!   records without their index item, and opening replays the log over
+//!   envelopes without their index item, and opening replays the log over
 //!   them, whose entries are whole appends with a CRC (a cut last entry is
 //!   dropped: it was never acknowledged). `apply_batch` would make a group
 //!   one atomic write, but costs sled a log buffer write per call and
@@ -107,7 +107,7 @@
 //!   of 10 bytes (`cargo run --release -p carcassonne-store --example
 //!   disk_usage`): 100 KB on disk per game, 134 times the payload (133
 //!   KB with layout 1's index entry per append). Our own bytes are about
-//!   250 per event (33 times the payload: the 151-byte record with two
+//!   250 per event (33 times the payload: the 151-byte envelope with two
 //!   SHA-256 hashes, a 36-byte game id and the envelope of a 10-byte
 //!   event, its key, its share of the group's index item); sled
 //!   multiplies them by about 5. [`StoreConfig::compression`] (zstd)
@@ -136,12 +136,12 @@
 mod chain;
 mod clock;
 mod config;
+pub mod envelope;
 mod error;
 mod event;
 mod hub;
 mod ids;
 mod memory;
-pub mod record;
 pub(crate) mod sled_store;
 mod store;
 mod written;

@@ -1,4 +1,4 @@
-//! An in-memory store for tests: the same records, chain and rules as the
+//! An in-memory store for tests: the same envelopes, chain and rules as the
 //! sled store, held in a map behind one lock, gone when dropped.
 
 use std::collections::{BTreeMap, HashMap};
@@ -29,8 +29,8 @@ struct Inner {
 }
 
 struct Stream {
-    /// Encoded records; index = seq - 1.
-    records: Vec<Vec<u8>>,
+    /// Encoded envelopes; index = seq - 1.
+    envelopes: Vec<Vec<u8>>,
     head: Head,
     created_millis: u64,
     requests: HashMap<RequestId, Appended>,
@@ -63,7 +63,7 @@ fn read_stream(game: &GameId, stream: &Stream, from_seq: u64) -> Result<Vec<Stor
     let from_seq = from_seq.max(1);
     let mut check = ChainCheck::new(game.as_str(), from_seq);
     (from_seq..)
-        .zip(stream.records.iter().skip((from_seq - 1) as usize))
+        .zip(stream.envelopes.iter().skip((from_seq - 1) as usize))
         .map(|(seq, bytes)| check.next(seq, bytes))
         .collect()
 }
@@ -101,14 +101,14 @@ impl EventStore for MemoryStore {
             time_millis,
         };
         let stream = inner.games.entry(game.clone()).or_insert_with(|| Stream {
-            records: Vec::new(),
+            envelopes: Vec::new(),
             head: Head::EMPTY,
             created_millis: time_millis,
             requests: HashMap::new(),
         });
         let mut published = Vec::with_capacity(built.len());
         for (event, bytes) in built {
-            stream.records.push(bytes);
+            stream.envelopes.push(bytes);
             stream.head = Head {
                 last_seq: event.seq,
                 last_hash: event.hash,
@@ -156,7 +156,7 @@ impl EventStore for MemoryStore {
                 let event = inner
                     .games
                     .get(game)
-                    .and_then(|stream| stream.records.get((*seq - 1) as usize))
+                    .and_then(|stream| stream.envelopes.get((*seq - 1) as usize))
                     .map(|bytes| ChainCheck::new(game.as_str(), *seq).next(*seq, bytes))
                     .ok_or_else(|| StoreError::CorruptIndex {
                         position,

@@ -87,7 +87,7 @@ pub trait EventStore: Send + Sync {
     /// New events of every game, in global position order.
     fn subscribe_all(&self) -> EventReceiver;
 
-    /// Checks every record of a game and the links between them.
+    /// Checks every envelope of a game and the links between them.
     fn verify_game(&self, game: &GameId) -> Result<VerifyReport>;
 
     /// Checks every game and the global index. Damage is listed in the

@@ -1,4 +1,4 @@
-//! Unit tests: the record format, ids, page tokens, the chain check, group
+//! Unit tests: the envelope format, ids, page tokens, the chain check, group
 //! commit and subscriptions. Whole-store behaviour is in `tests/it`.
 
 use std::sync::{Arc, Barrier};
@@ -23,7 +23,7 @@ fn new_event(payload: &[u8]) -> NewEvent {
     }
 }
 
-/// Three chained events of one game, with their records.
+/// Three chained events of one game, with their envelopes.
 fn chained() -> Vec<(StoredEvent, Vec<u8>)> {
     let events = [new_event(b"one"), new_event(b""), new_event(&[0xff; 100])];
     chain::build(
@@ -41,14 +41,14 @@ fn records_round_trip_and_chain_from_zero() {
     let built = chained();
     assert_eq!(built[0].0.prev_hash, Hash::ZERO);
     for (i, (event, bytes)) in built.iter().enumerate() {
-        assert_eq!(bytes[0], record::CURRENT_FORMAT);
-        assert_eq!(&record::decode(bytes).unwrap(), event);
+        assert_eq!(bytes[0], envelope::CURRENT_FORMAT);
+        assert_eq!(&envelope::decode(bytes).unwrap(), event);
         assert_eq!(event.seq, i as u64 + 1);
         assert_eq!(event.position, 41 + i as u64);
         if i > 0 {
             assert_eq!(event.prev_hash, built[i - 1].0.hash);
         }
-        assert_eq!(bytes.len(), record::encoded_len(3, 5, event.payload.len()));
+        assert_eq!(bytes.len(), envelope::encoded_len(3, 5, event.payload.len()));
     }
 }
 
@@ -59,7 +59,7 @@ fn every_flipped_bit_of_a_record_is_detected() {
         for bit in 0..8 {
             let mut damaged = bytes.clone();
             damaged[at] ^= 1 << bit;
-            assert!(record::decode(&damaged).is_err(), "byte {at} bit {bit}");
+            assert!(envelope::decode(&damaged).is_err(), "byte {at} bit {bit}");
         }
     }
 }
@@ -68,15 +68,15 @@ fn every_flipped_bit_of_a_record_is_detected() {
 fn truncated_or_padded_records_are_errors_not_panics() {
     let (_, bytes) = &chained()[2];
     for len in 0..bytes.len() {
-        assert!(record::decode(&bytes[..len]).is_err(), "length {len}");
+        assert!(envelope::decode(&bytes[..len]).is_err(), "length {len}");
     }
     let mut padded = bytes.clone();
     padded.push(0);
-    assert!(record::decode(&padded).is_err());
+    assert!(envelope::decode(&padded).is_err());
     assert!(
-        record::decode(&[9, 1, 2])
+        envelope::decode(&[9, 1, 2])
             .unwrap_err()
-            .contains("unknown record format 9")
+            .contains("unknown envelope format 9")
     );
 }
 
@@ -122,7 +122,7 @@ fn appends_are_bounded() {
     assert!(chain::check_batch(&id, &none, &many).is_err());
     let large = new_event(&vec![0; MAX_APPEND_BYTES]);
     assert!(chain::check_batch(&id, &none, &[large]).is_err());
-    let fits = new_event(&vec![0; MAX_APPEND_BYTES - record::encoded_len(1, 0, 0)]);
+    let fits = new_event(&vec![0; MAX_APPEND_BYTES - envelope::encoded_len(1, 0, 0)]);
     assert!(chain::check_batch(&id, &none, &[fits]).is_ok());
 }
 
@@ -137,16 +137,16 @@ fn chain_check_names_the_first_bad_event() {
     let error = check.next(3, &built[2].1).unwrap_err();
     assert_eq!(corrupt_seq(error), Some(("g-1".into(), 2)));
 
-    // A record stored under the wrong sequence number.
+    // An envelope stored under the wrong sequence number.
     let mut check = ChainCheck::new("g-1", 2);
     let error = check.next(2, &built[2].1).unwrap_err();
     assert_eq!(corrupt_seq(error), Some(("g-1".into(), 2)));
 
-    // A record of another game.
+    // An envelope of another game.
     let error = ChainCheck::new("g-2", 1).next(1, &built[0].1).unwrap_err();
     assert_eq!(corrupt_seq(error), Some(("g-2".into(), 1)));
 
-    // A valid record that does not link: event 2 of another chain.
+    // A valid envelope that does not link: event 2 of another chain.
     let other = chain::build(
         &game("g-1"),
         &RequestId::none(),
@@ -483,7 +483,7 @@ fn the_write_ahead_log_reads_back_every_whole_entry_and_stops_at_damage() {
     assert_eq!(
         entries
             .iter()
-            .map(|e| (e.first_position, e.index_value, e.records.len()))
+            .map(|e| (e.first_position, e.index_value, e.envelopes.len()))
             .collect::<Vec<_>>(),
         [
             (1, &b"index one"[..], 11),

@@ -68,11 +68,11 @@ pub(super) fn check(dir: &Path, recovered: u64) -> Result<File> {
         .create(true)
         .truncate(false)
         .open(&path)?;
-    record(&file, recovered)?;
+    write_position(&file, recovered)?;
     Ok(file)
 }
 
 /// Notes that everything up to `position` is durable.
-pub(super) fn record(file: &File, position: u64) -> std::io::Result<()> {
+pub(super) fn write_position(file: &File, position: u64) -> std::io::Result<()> {
     file.write_all_at(&encode(position), 0)
 }

@@ -10,10 +10,10 @@
 //! The file (`carcassonne-backup/1`): the magic line, the last position it
 //! holds (u64 LE), then one write-ahead log entry per append in position
 //! order (`wal.rs`: length, CRC-32, first position, index entry, the
-//! records as sled stores them), then an end mark of 8 zero bytes. A cut,
+//! envelopes as sled stores them), then an end mark of 8 zero bytes. A cut,
 //! damaged or incomplete file is refused whole. Restoring puts the appends
 //! into a new store as opening a store replays its log, then checks every
-//! record, hash chain and the index.
+//! envelope, hash chain and the index.
 
 use std::io::{Read, Write};
 use std::path::Path;
@@ -54,7 +54,7 @@ pub struct BackupReport {
 pub struct Restored {
     /// What the backup held.
     pub backup: BackupReport,
-    /// The check of every record, chain and the index of the new store.
+    /// The check of every envelope, chain and the index of the new store.
     pub verified: VerifyReport,
 }
 
@@ -85,11 +85,11 @@ pub(super) fn write(db: &sled::Db, durable: u64, out: &mut dyn Write) -> Result<
         let appends = layout::parse_index_item(&value).ok_or_else(|| bad(next, "malformed item"))?;
         for append in appends {
             let game = append.game.as_str();
-            let records = db
+            let envelopes = db
                 .get(layout::events_key(game, append.first_seq))?
                 .ok_or_else(|| bad(next, "points to missing events"))?;
             entry_bytes.clear();
-            wal::encode(&mut entry_bytes, next, &layout::append_entry(&append), &records);
+            wal::encode(&mut entry_bytes, next, &layout::append_entry(&append), &envelopes);
             out.write_all(&entry_bytes)?;
             report.bytes += entry_bytes.len() as u64;
             report.appends += 1;

@@ -5,7 +5,7 @@
 //! expected version and chain on, the request ids to recognise a retry.
 //! Reading them from sled on every append cost more than writing, so the
 //! writer keeps them for the games it touched, loads a game once by
-//! scanning its records (request ids are in the records, so no separate
+//! scanning its envelopes (request ids are in the envelopes, so no separate
 //! index has to be written), and forgets games when the cache is full.
 //!
 //! Writers queue appends and the committer puts them into sled later, so
@@ -89,7 +89,7 @@ impl GameCache {
     }
 }
 
-/// Reads a game's head and request ids from its records.
+/// Reads a game's head and request ids from its envelopes.
 fn load(db: &sled::Db, game: &GameId) -> Result<GameState> {
     let mut state = GameState::default();
     read::scan_appends(db, game.as_str(), 1, |_, events| {

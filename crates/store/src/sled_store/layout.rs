@@ -2,23 +2,23 @@
 //!
 //! | key | value |
 //! | --- | --- |
-//! | `e` game `\0` first seq (u64 BE) | the records of one append (below) |
+//! | `e` game `\0` first seq (u64 BE) | the envelopes of one append (below) |
 //! | `p` first position (u64 BE) | an index item: up to 32 appends of one commit group, in position order (below) |
 //! | `mlayout` | this layout's version, `2` |
 //!
-//! An append's records share one value, each framed by its length (u32
+//! An append's envelopes share one value, each framed by its length (u32
 //! LE). The global index has one item per commit group rather than one
 //! entry per append: its keys grow with the position, so every insert
 //! lands in the rightmost leaf, and one insert per append cost as much as
-//! the records themselves (measured: 64 concurrent games went from 7x to
+//! the envelopes themselves (measured: 64 concurrent games went from 7x to
 //! 11x the one-writer rate without it). The committer puts a group into
 //! sled once its write-ahead log entries are synced: each append's
-//! records, then the index item. sled recovers a prefix of its log, so an
-//! index item always has its records; records a crash left without their
+//! envelopes, then the index item. sled recovers a prefix of its log, so an
+//! index item always has its envelopes; envelopes a crash left without their
 //! item are in the log, and opening replays them (`wal.rs`). Where the log
 //! is not synced first (`Durability::Written`, `None`), an item and its
-//! records go in one atomic `apply_batch` instead. Request ids live in the
-//! records only: the writer's game cache (`games.rs`) finds retries.
+//! envelopes go in one atomic `apply_batch` instead. Request ids live in the
+//! envelopes only: the writer's game cache (`games.rs`) finds retries.
 //!
 //! An index item is a version byte `2`, then per append: its first seq
 //! (u64 BE), its event count (u16 BE), the length of its game id (u8) and
@@ -93,34 +93,34 @@ pub(super) fn parse_events_key(key: &[u8]) -> Option<(String, u64)> {
     ))
 }
 
-/// Joins the records of one append into one value.
-pub(super) fn join_records<'a>(records: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
+/// Joins the envelopes of one append into one value.
+pub(super) fn join_envelopes<'a>(envelopes: impl IntoIterator<Item = &'a [u8]>) -> Vec<u8> {
     let mut value = Vec::new();
-    for record in records {
-        // Records are bounded by MAX_APPEND_BYTES, far below u32::MAX.
-        value.extend_from_slice(&(record.len() as u32).to_le_bytes());
-        value.extend_from_slice(record);
+    for envelope in envelopes {
+        // Envelopes are bounded by MAX_APPEND_BYTES, far below u32::MAX.
+        value.extend_from_slice(&(envelope.len() as u32).to_le_bytes());
+        value.extend_from_slice(envelope);
     }
     value
 }
 
-/// Splits an append's value into its records.
-pub(super) fn split_records(mut value: &[u8]) -> Result<Vec<&[u8]>, String> {
-    let mut records = Vec::new();
+/// Splits an append's value into its envelopes.
+pub(super) fn split_envelopes(mut value: &[u8]) -> Result<Vec<&[u8]>, String> {
+    let mut envelopes = Vec::new();
     while !value.is_empty() {
-        let (len, rest) = value.split_first_chunk::<4>().ok_or("record frame truncated")?;
+        let (len, rest) = value.split_first_chunk::<4>().ok_or("envelope frame truncated")?;
         let len = u32::from_le_bytes(*len) as usize;
         if len > rest.len() {
-            return Err(format!("record frame of {len} bytes, {} left", rest.len()));
+            return Err(format!("envelope frame of {len} bytes, {} left", rest.len()));
         }
-        let (record, rest) = rest.split_at(len);
-        records.push(record);
+        let (envelope, rest) = rest.split_at(len);
+        envelopes.push(envelope);
         value = rest;
     }
-    if records.is_empty() {
-        return Err("an append without records".into());
+    if envelopes.is_empty() {
+        return Err("an append without envelopes".into());
     }
-    Ok(records)
+    Ok(envelopes)
 }
 
 pub(super) fn position_key(position: u64) -> [u8; 9] {

@@ -89,7 +89,7 @@ impl Disk for SledDisk {
     }
 
     fn note_acknowledged(&mut self, position: u64) -> std::io::Result<()> {
-        acknowledged::record(&self.acknowledged_file, position)
+        acknowledged::write_position(&self.acknowledged_file, position)
     }
 
     fn wants_checkpoint(&self) -> bool {
@@ -98,7 +98,7 @@ impl Disk for SledDisk {
 
     fn checkpoint(&mut self, position: u64) -> std::io::Result<()> {
         self.checkpoint_sled()?;
-        acknowledged::record(&self.acknowledged_file, position)
+        acknowledged::write_position(&self.acknowledged_file, position)
     }
 }
 
@@ -301,7 +301,7 @@ impl SledStore {
             // check_batch bounds the count far below u16::MAX.
             count: built.len() as u16,
         });
-        let records = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
+        let envelopes = layout::join_envelopes(built.iter().map(|(_, bytes)| bytes.as_slice()));
         if let Some(last) = built.last() {
             state.head = Head {
                 last_seq: last.0.seq,
@@ -315,7 +315,7 @@ impl SledStore {
         state.last_position = appended.last_position;
         writer.next_position = appended.last_position + 1;
         self.commit.written(
-            |log| wal::encode(log, first_position, &entry, &records),
+            |log| wal::encode(log, first_position, &entry, &envelopes),
             built.into_iter().map(|(event, _)| Arc::new(event)).collect(),
         );
         Ok(appended)
@@ -370,11 +370,11 @@ fn stored_compression(path: &Path) -> Option<bool> {
 /// Returns the last stored position, after repairing the one append a
 /// crash can leave cut in a store of layout 1.
 ///
-/// Layout 2 inserts an index item after its records (or with them, in one
+/// Layout 2 inserts an index item after its envelopes (or with them, in one
 /// batch): sled recovers a prefix of its log, so an item always has its
-/// records, and records a crash left without their item are replayed from
-/// the write-ahead log (`wal::replay`). An item without records is damage.
-/// Layout 1 inserted an append's index entry, then its records, so its
+/// envelopes, and envelopes a crash left without their item are replayed from
+/// the write-ahead log (`wal::replay`). An item without envelopes is damage.
+/// Layout 1 inserted an append's index entry, then its envelopes, so its
 /// last append could be cut, and it was never acknowledged: such an item
 /// is removed.
 fn recover(db: &sled::Db) -> Result<u64> {

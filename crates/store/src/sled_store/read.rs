@@ -1,4 +1,4 @@
-//! Reading, listing and verifying: every record read passes the chain
+//! Reading, listing and verifying: every envelope read passes the chain
 //! check, and nothing past the durable position is shown.
 
 use std::collections::BTreeSet;
@@ -23,7 +23,7 @@ pub(super) fn sled_error(game: &str, seq: u64, error: sled::Error) -> StoreError
     }
 }
 
-/// Checks the records of one stored append (the value under `first_seq`)
+/// Checks the envelopes of one stored append (the value under `first_seq`)
 /// with `check` and returns their events.
 fn append_events(
     game: &str,
@@ -31,11 +31,11 @@ fn append_events(
     value: &[u8],
     check: &mut ChainCheck,
 ) -> Result<Vec<StoredEvent>> {
-    let records =
-        layout::split_records(value).map_err(|detail| StoreError::corrupt(game, first_seq, detail))?;
+    let envelopes =
+        layout::split_envelopes(value).map_err(|detail| StoreError::corrupt(game, first_seq, detail))?;
     (first_seq..)
-        .zip(records)
-        .map(|(seq, record)| check.next(seq, record))
+        .zip(envelopes)
+        .map(|(seq, envelope)| check.next(seq, envelope))
         .collect()
 }
 
@@ -177,12 +177,12 @@ pub(super) fn read_all(
                 continue;
             }
             let game = entry.game.as_str();
-            let records = db
+            let envelopes = db
                 .get(layout::events_key(game, entry.first_seq))
                 .map_err(|error| sled_error(game, entry.first_seq, error))?
                 .ok_or_else(|| bad(expected, "points to missing events"))?;
             let mut check = ChainCheck::new(game, entry.first_seq);
-            let append = append_events(game, entry.first_seq, &records, &mut check)?;
+            let append = append_events(game, entry.first_seq, &envelopes, &mut check)?;
             if append.len() != usize::from(entry.count) || append[0].position != expected {
                 return Err(bad(expected, "points to events at other positions"));
             }
@@ -323,7 +323,7 @@ fn indexed_at(db: &sled::Db, position: u64) -> sled::Result<Option<layout::Index
     Ok(None)
 }
 
-/// Checks every durable record of a game, its chain, and that the global
+/// Checks every durable envelope of a game, its chain, and that the global
 /// index points at each of its appends.
 pub(super) fn verify_game(db: &sled::Db, durable: u64, game: &GameId) -> Result<VerifyReport> {
     let mut report = VerifyReport {

@@ -87,8 +87,8 @@ fn the_game_cache_never_forgets_a_game_with_appends_not_yet_durable() {
 }
 
 /// Writes a store as layout 1 did: one index item per append, before its
-/// records, and the version key 1. Its last append is cut (an index item
-/// without records), as a crash between the two inserts left it.
+/// envelopes, and the version key 1. Its last append is cut (an index item
+/// without envelopes), as a crash between the two inserts left it.
 fn write_layout_1_store(path: &std::path::Path) -> Vec<StoredEvent> {
     let db = sled::Config::new().path(path).open().unwrap();
     db.insert(layout::LAYOUT_KEY, layout::LAYOUT_VERSION_1).unwrap();
@@ -120,7 +120,7 @@ fn write_layout_1_store(path: &std::path::Path) -> Vec<StoredEvent> {
             .unwrap();
         db.insert(
             layout::events_key(name, first_seq),
-            layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice())),
+            layout::join_envelopes(built.iter().map(|(_, bytes)| bytes.as_slice())),
         )
         .unwrap();
         position += built.len() as u64;
@@ -194,7 +194,7 @@ fn a_store_of_layout_1_opens_reads_verifies_and_takes_appends() {
 }
 
 /// Layout 2 puts a group into sled after its log entries are synced, as
-/// plain inserts: a crash can leave an append's records without their
+/// plain inserts: a crash can leave an append's envelopes without their
 /// index item. Opening replays the log over them and completes it.
 #[test]
 fn records_a_crash_left_without_their_index_item_are_completed_from_the_log() {
@@ -216,13 +216,13 @@ fn records_a_crash_left_without_their_index_item_are_completed_from_the_log() {
             last_hash: last.hash,
         }
     };
-    // The third event: synced in the log, its records alone in sled.
+    // The third event: synced in the log, its envelopes alone in sled.
     let request = RequestId::new("cut-3").unwrap();
     let built = chain::build(&id, &request, head, 3, 5, &[new(b"three")]);
-    let records = layout::join_records(built.iter().map(|(_, bytes)| bytes.as_slice()));
+    let envelopes = layout::join_envelopes(built.iter().map(|(_, bytes)| bytes.as_slice()));
     let entry = layout::append_entry(&entry("g-cut", 3, 1));
     let mut log = Vec::new();
-    super::wal::encode(&mut log, 3, &entry, &records);
+    super::wal::encode(&mut log, 3, &entry, &envelopes);
     let wal = std::fs::OpenOptions::new()
         .write(true)
         .open(dir.path().join(super::wal::FILE_NAME))
@@ -230,7 +230,7 @@ fn records_a_crash_left_without_their_index_item_are_completed_from_the_log() {
     std::os::unix::fs::FileExt::write_all_at(&wal, &log, 0).unwrap();
     {
         let db = open_raw(dir.path());
-        db.insert(layout::events_key("g-cut", 3), records).unwrap();
+        db.insert(layout::events_key("g-cut", 3), envelopes).unwrap();
         db.flush().unwrap();
     }
     let store = SledStore::open(dir.path(), StoreConfig::default()).unwrap();
@@ -244,8 +244,8 @@ fn records_a_crash_left_without_their_index_item_are_completed_from_the_log() {
     assert_eq!(retried.first_position, 3);
 }
 
-/// A layout-2 index item whose records are all missing cannot come from a
-/// crash (records go in first): it is damage, reported, and not repaired
+/// A layout-2 index item whose envelopes are all missing cannot come from a
+/// crash (envelopes go in first): it is damage, reported, and not repaired
 /// away as a layout-1 cut append would be.
 #[test]
 fn an_index_item_of_layout_2_without_its_records_is_refused_not_removed() {

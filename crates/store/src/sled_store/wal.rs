@@ -21,7 +21,7 @@
 //! An entry: body length (u32 LE), CRC-32 of the body (u32 LE), then the
 //! body: the append's first global position (u64 LE), the length of its
 //! index entry (u32 LE), its index entry (`layout::append_entry`) and its
-//! records value as `layout.rs` stores it in sled. A crash can cut the last entry: reading
+//! envelopes value as `layout.rs` stores it in sled. A crash can cut the last entry: reading
 //! stops at the first entry that is short or fails its CRC, or that does
 //! not continue the positions of the one before (an entry of an earlier
 //! round).
@@ -39,9 +39,9 @@ pub(super) const FILE_NAME: &str = "wal";
 pub(super) const HEADER: usize = 8;
 
 /// Adds the entry of one append to `out`.
-pub(crate) fn encode(out: &mut Vec<u8>, first_position: u64, index_value: &[u8], records: &[u8]) {
+pub(crate) fn encode(out: &mut Vec<u8>, first_position: u64, index_value: &[u8], envelopes: &[u8]) {
     // Appends are bounded by MAX_APPEND_BYTES, far below u32::MAX.
-    let body_len = 8 + 4 + index_value.len() + records.len();
+    let body_len = 8 + 4 + index_value.len() + envelopes.len();
     let start = out.len();
     out.reserve(HEADER + body_len);
     out.extend_from_slice(&(body_len as u32).to_le_bytes());
@@ -49,7 +49,7 @@ pub(crate) fn encode(out: &mut Vec<u8>, first_position: u64, index_value: &[u8],
     out.extend_from_slice(&first_position.to_le_bytes());
     out.extend_from_slice(&(index_value.len() as u32).to_le_bytes());
     out.extend_from_slice(index_value);
-    out.extend_from_slice(records);
+    out.extend_from_slice(envelopes);
     let crc = crc32fast::hash(&out[start + HEADER..]);
     out[start + 4..start + HEADER].copy_from_slice(&crc.to_le_bytes());
 }
@@ -59,7 +59,7 @@ pub(crate) fn encode(out: &mut Vec<u8>, first_position: u64, index_value: &[u8],
 pub(crate) struct Entry<'a> {
     pub first_position: u64,
     pub index_value: &'a [u8],
-    pub records: &'a [u8],
+    pub envelopes: &'a [u8],
 }
 
 /// The entries of a log, up to the first one that is cut or damaged.
@@ -108,11 +108,11 @@ fn decode_prefix(bytes: &[u8]) -> (Vec<Entry<'_>>, usize) {
 pub(super) fn parse_body(body: &[u8]) -> Option<Entry<'_>> {
     let (first_position, rest) = body.split_first_chunk::<8>()?;
     let (index_len, rest) = rest.split_first_chunk::<4>()?;
-    let (index_value, records) = rest.split_at_checked(u32::from_le_bytes(*index_len) as usize)?;
+    let (index_value, envelopes) = rest.split_at_checked(u32::from_le_bytes(*index_len) as usize)?;
     Some(Entry {
         first_position: u64::from_le_bytes(*first_position),
         index_value,
-        records,
+        envelopes,
     })
 }
 
@@ -168,12 +168,12 @@ fn parse_append(entry: &Entry<'_>) -> Result<layout::IndexEntry> {
 /// How [`apply`] stores appends in sled.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Apply {
-    /// Each append's records, then their index item, as plain inserts.
-    /// sled recovers a prefix of its log, so a crash can leave records
+    /// Each append's envelopes, then their index item, as plain inserts.
+    /// sled recovers a prefix of its log, so a crash can leave envelopes
     /// without their index item: only for entries already durable in the
     /// log, which opening replays over them.
     InOrder,
-    /// One atomic batch per index item and its records, which sled
+    /// One atomic batch per index item and its envelopes, which sled
     /// recovers all or nothing: for entries the log may lose. It costs
     /// sled a log buffer write per batch (measured: 38 µs per append
     /// instead of 21 µs, and a slower sync after it).
@@ -181,7 +181,7 @@ pub(crate) enum Apply {
 }
 
 /// Stores whole appends (log entries whose positions continue each other)
-/// in sled: their records and, per [`layout::MAX_APPENDS_PER_ITEM`]
+/// in sled: their envelopes and, per [`layout::MAX_APPENDS_PER_ITEM`]
 /// appends, an index item after them.
 pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<()> {
     let mut next_position = entries.first().map(|entry| entry.first_position);
@@ -189,9 +189,9 @@ pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<
         let Some(first) = chunk.first() else {
             continue;
         };
-        // Each append's records, borrowed from the log entry: no copy
+        // Each append's envelopes, borrowed from the log entry: no copy
         // before sled's own.
-        let mut records = Vec::with_capacity(chunk.len());
+        let mut envelopes = Vec::with_capacity(chunk.len());
         let mut appends = Vec::with_capacity(chunk.len());
         for entry in chunk {
             let append = parse_append(entry)?;
@@ -205,9 +205,9 @@ pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<
                 });
             }
             next_position = Some(entry.first_position + u64::from(append.count));
-            records.push((
+            envelopes.push((
                 layout::events_key(append.game.as_str(), append.first_seq),
-                entry.records,
+                entry.envelopes,
             ));
             appends.push(append);
         }
@@ -217,7 +217,7 @@ pub(super) fn apply(db: &sled::Db, entries: &[Entry<'_>], how: Apply) -> Result<
             index_value.as_slice(),
         );
         // The index item last: see `Apply::InOrder`.
-        let writes = records.into_iter().chain([index]);
+        let writes = envelopes.into_iter().chain([index]);
         match how {
             Apply::InOrder => {
                 for (key, value) in writes {

@@ -123,7 +123,7 @@ fn appends_queued_behind_each_other_chain_on_and_retries_get_the_original() {
     assert_eq!(report.events, 150);
 }
 
-/// The committer puts a group's records into sled before its index item:
+/// The committer puts a group's envelopes into sled before its index item:
 /// verification stops at the durable position, so it never mistakes a
 /// group being put in for damage.
 #[test]

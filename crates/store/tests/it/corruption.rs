@@ -74,8 +74,8 @@ fn assert_serves(store: &SledStore, name: &str) {
 fn a_flipped_byte_anywhere_in_a_record_is_reported_at_its_event() {
     // Offsets into the value of game-b's third append: the length frame,
     // the format byte, the previous hash, the game id, the sequence number,
-    // the payload, the record's own hash.
-    let value_len = 4 + record::encoded_len(6, 0, 18);
+    // the payload, the envelope's own hash.
+    let value_len = 4 + envelope::encoded_len(6, 0, 18);
     for offset in [0, 4, 5, 37, 40, 46, value_len - 25, value_len - 1] {
         let dir = tempfile::tempdir().unwrap();
         fill(dir.path());
@@ -112,7 +112,7 @@ fn a_missing_or_replaced_event_breaks_the_chain_at_its_place() {
     fill(dir.path());
     {
         let db = open_raw(dir.path());
-        // A valid record of game-c moved into game-c's place 2: a replay.
+        // A valid envelope of game-c moved into game-c's place 2: a replay.
         let moved = db.get(events_key("game-c", 4)).unwrap().unwrap();
         db.insert(events_key("game-c", 2), moved).unwrap();
         // Game-d's event 3 deleted.

@@ -1,6 +1,6 @@
-//! Records written by format 1 keep decoding, forever.
+//! Envelopes written by format 1 keep decoding, forever.
 //!
-//! `tests/fixtures/records-v1.bin` holds records as the format-1 encoder
+//! `tests/fixtures/envelopes-v1.bin` holds envelopes as the format-1 encoder
 //! wrote them, each framed by its length (u32 LE): a chain of four events
 //! of one game and the first event of another. The test decodes them and
 //! checks every field and every chain link. While format 1 is the current
@@ -12,11 +12,11 @@
 
 use std::path::PathBuf;
 
-use carcassonne_store::record::{self, CURRENT_FORMAT};
+use carcassonne_store::envelope::{self, CURRENT_FORMAT};
 use carcassonne_store::*;
 
 fn fixture_path() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/records-v1.bin")
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/envelopes-v1.bin")
 }
 
 /// The events the fixture holds, hashes left zero.
@@ -89,7 +89,7 @@ fn encode_all() -> Vec<Vec<u8>> {
         .into_iter()
         .map(|mut event| {
             event.prev_hash = *last_hash.get(&event.game).unwrap_or(&Hash::ZERO);
-            let (bytes, hash) = record::encode(&event);
+            let (bytes, hash) = envelope::encode(&event);
             last_hash.insert(event.game.clone(), hash);
             bytes
         })
@@ -98,33 +98,33 @@ fn encode_all() -> Vec<Vec<u8>> {
 
 fn read_fixture() -> Vec<Vec<u8>> {
     let bytes = std::fs::read(fixture_path()).expect("the fixture file: see the module docs");
-    let mut records = Vec::new();
+    let mut envelopes = Vec::new();
     let mut rest = bytes.as_slice();
     while let Some((len, tail)) = rest.split_first_chunk::<4>() {
         let len = u32::from_le_bytes(*len) as usize;
-        records.push(tail[..len].to_vec());
+        envelopes.push(tail[..len].to_vec());
         rest = &tail[len..];
     }
-    records
+    envelopes
 }
 
 #[test]
 fn format_1_records_decode_forever() {
     if std::env::var_os("CARCASSONNE_WRITE_FIXTURES").is_some() && !fixture_path().exists() {
         let mut file = Vec::new();
-        for record in encode_all() {
-            file.extend_from_slice(&(record.len() as u32).to_le_bytes());
-            file.extend_from_slice(&record);
+        for envelope in encode_all() {
+            file.extend_from_slice(&(envelope.len() as u32).to_le_bytes());
+            file.extend_from_slice(&envelope);
         }
         std::fs::write(fixture_path(), file).unwrap();
     }
-    let records = read_fixture();
+    let envelopes = read_fixture();
     let expected = expected_events();
-    assert_eq!(records.len(), expected.len());
+    assert_eq!(envelopes.len(), expected.len());
     let mut last_hash = std::collections::HashMap::new();
-    for (bytes, wanted) in records.iter().zip(&expected) {
+    for (bytes, wanted) in envelopes.iter().zip(&expected) {
         assert_eq!(bytes[0], 1, "format version byte");
-        let event = record::decode(bytes).unwrap();
+        let event = envelope::decode(bytes).unwrap();
         let prev_hash = *last_hash.get(&event.game).unwrap_or(&Hash::ZERO);
         assert_eq!(
             event.prev_hash, prev_hash,
@@ -144,11 +144,11 @@ fn format_1_records_decode_forever() {
     // The hash of the game's fourth event, written down: the hash input is the
     // stored bytes and must never change meaning.
     assert_eq!(
-        record::decode(&records[4]).unwrap().hash.to_string(),
+        envelope::decode(&envelopes[4]).unwrap().hash.to_string(),
         FOURTH_EVENT_HASH
     );
     if CURRENT_FORMAT == 1 {
-        assert_eq!(encode_all(), records, "the format-1 encoder changed its bytes");
+        assert_eq!(encode_all(), envelopes, "the format-1 encoder changed its bytes");
     }
 }
 

@@ -1,4 +1,4 @@
-//! The stored record: the bytes of one event on disk, self-checking.
+//! The stored envelope: the bytes of one event on disk, self-checking.
 //!
 //! # Format 1 (current)
 //!
@@ -6,7 +6,7 @@
 //!
 //! | bytes | field |
 //! | --- | --- |
-//! | 1 | record format version, `1` |
+//! | 1 | envelope format version, `1` |
 //! | 32 | hash of the game's previous event (zeros for the first) |
 //! | 1 + n | game id: length n (1..=64), then the bytes |
 //! | 8 | sequence number in the game |
@@ -18,22 +18,22 @@
 //! | 4 + p | payload: length p, then the bytes |
 //! | 32 | hash: SHA-256 of every byte above |
 //!
-//! The hash covers the previous hash and the whole envelope, so it both
-//! links the chain and checks the record: one flipped byte anywhere fails
+//! The hash covers the previous hash and the whole header, so it both
+//! links the chain and checks the envelope: one flipped byte anywhere fails
 //! it. It is computed over the bytes *as stored*, never over a re-encoding,
-//! so a record keeps verifying after the code moves to a newer format.
+//! so an envelope keeps verifying after the code moves to a newer format.
 //!
 //! # Evolving the format
 //!
-//! Records are never rewritten: rewriting would change their hashes and
+//! Envelopes are never rewritten: rewriting would change their hashes and
 //! break every chain after them. A new format gets the next version byte,
-//! is written for new events only, and a game may hold records of several
+//! is written for new events only, and a game may hold envelopes of several
 //! formats. [`decode`] dispatches on the version byte and upgrades on read:
 //! `decode_v1` stays forever and fills the fields a later format adds with
 //! their defaults (a new envelope field would say what its default means
 //! for old events), returning the current [`StoredEvent`]. The chain needs
-//! nothing: each record's hash is over its own bytes, whatever their format.
-//! `tests/fixtures/records-v1.bin` holds records written by format 1 and a
+//! nothing: each envelope's hash is over its own bytes, whatever their format.
+//! `tests/fixtures/envelopes-v1.bin` holds envelopes written by format 1 and a
 //! test decodes them on every run.
 
 use sha2::{Digest, Sha256};
@@ -46,10 +46,10 @@ pub const CURRENT_FORMAT: u8 = 1;
 
 const HASH_LEN: usize = 32;
 
-/// The bytes of a record beside its ids and payload.
+/// The bytes of an envelope beside its ids and payload.
 const FIXED_LEN: usize = 1 + HASH_LEN + 1 + 8 + 8 + 8 + 2 + 1 + 2 + 4 + HASH_LEN;
 
-/// The length of the record of an event with these id and payload lengths.
+/// The length of the envelope of an event with these id and payload lengths.
 pub fn encoded_len(game_len: usize, request_len: usize, payload_len: usize) -> usize {
     FIXED_LEN + game_len + request_len + payload_len
 }
@@ -83,25 +83,25 @@ pub fn encode(event: &StoredEvent) -> (Vec<u8>, Hash) {
     (bytes, hash)
 }
 
-/// Decodes a record of any known format, checking its hash. The error is a
+/// Decodes an envelope of any known format, checking its hash. The error is a
 /// description for a `Corrupt` error; the caller knows which game and
 /// sequence number it was reading.
 pub fn decode(bytes: &[u8]) -> Result<StoredEvent, String> {
     match bytes.first() {
-        None => Err("empty record".into()),
+        None => Err("empty envelope".into()),
         Some(1) => decode_v1(bytes),
-        Some(other) => Err(format!("unknown record format {other}")),
+        Some(other) => Err(format!("unknown envelope format {other}")),
     }
 }
 
 fn decode_v1(bytes: &[u8]) -> Result<StoredEvent, String> {
     let Some(body_len) = bytes.len().checked_sub(HASH_LEN) else {
-        return Err(format!("record of {} bytes is too short", bytes.len()));
+        return Err(format!("envelope of {} bytes is too short", bytes.len()));
     };
     let (body, stored_hash) = bytes.split_at(body_len);
     let hash = Hash(Sha256::digest(body).into());
     if hash.0 != stored_hash {
-        return Err("hash mismatch: the record's bytes were changed".into());
+        return Err("hash mismatch: the envelope's bytes were changed".into());
     }
     let mut reader = Reader { bytes: body, at: 1 };
     let prev_hash = Hash(reader.array()?);
@@ -137,7 +137,7 @@ fn decode_v1(bytes: &[u8]) -> Result<StoredEvent, String> {
     })
 }
 
-/// A cursor that fails instead of panicking when the record is short.
+/// A cursor that fails instead of panicking when the envelope is short.
 struct Reader<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -149,7 +149,7 @@ impl<'a> Reader<'a> {
             .at
             .checked_add(len)
             .filter(|&end| end <= self.bytes.len())
-            .ok_or_else(|| format!("record truncated at byte {}", self.at))?;
+            .ok_or_else(|| format!("envelope truncated at byte {}", self.at))?;
         let slice = &self.bytes[self.at..end];
         self.at = end;
         Ok(slice)
