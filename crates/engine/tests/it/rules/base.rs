@@ -471,7 +471,7 @@ fn b_fs1_a_city_of_300_pennants_scores_601() {
                 scored: Scored::Feature(f),
                 rule,
                 ..
-            }) if *rule == id::B_FS1 => Some((f.tiles, f.pennants)),
+            }) if *rule == id::B_FS1 => Some((u32::from(f.tiles), u32::from(f.pennants))),
             _ => None,
         });
         assert_eq!(city, Some((301, 300)));
