@@ -453,7 +453,10 @@ fn check_unlisted_are_refused(game: &Game, player: Seat, listed: &[Command]) {
                         ),
                         Err(error) => {
                             let rule = error.rule_id().map(|r| r.as_str());
-                            assert!(matches!(rule, Some("C-6" | "C-7" | "C-8" | "C-9")), "{command:?}: {error}");
+                            assert!(
+                                matches!(rule, Some("C-6" | "C-7" | "C-8" | "C-9")),
+                                "{command:?}: {error}"
+                            );
                         }
                     }
                 }

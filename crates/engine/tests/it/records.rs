@@ -413,30 +413,58 @@ fn record_like() -> impl proptest::strategy::Strategy<Value = String> {
         Just("[]".to_owned()),
         Just("{}".to_owned()),
     ];
-    let value = prop_oneof![number, word];
+    let value = prop_oneof![number.clone(), word.clone()];
+    let place = prop::sample::select(vec![
+        "\"N\"",
+        "\"S\"",
+        "\"Wn\"",
+        "\"Es\"",
+        "\"cloister\"",
+        "\"middle\"",
+        "7",
+    ]);
+    let quarter = prop::sample::select(vec!["castle", "blacksmith", "cathedral", "market", "moat"]);
     let turn = (
-        prop::sample::select(vec!["V", "C", "D", "B", "R5", "RL", "E"]),
-        value.clone(),
-        value.clone(),
-        value.clone(),
-        value.clone(),
+        prop::sample::select(vec!["V", "C", "D", "B", "U", "R5", "RL", "E", "X"]),
+        prop_oneof![3 => (-2i32..3).prop_map(|n| n.to_string()), 1 => number.clone()],
+        prop_oneof![3 => (-2i32..3).prop_map(|n| n.to_string()), 1 => number.clone()],
+        prop::sample::select(vec!["0", "90", "180", "270", "45"]),
+        prop::option::of(place),
+        prop::option::of((quarter.clone(), prop::option::of(quarter))),
+        prop::option::weighted(0.1, prop::sample::select(vec!["true", "false"])),
     )
-        .prop_map(|(tile, x, y, rotation, extra)| {
-            format!(
-                r#"{{"tile": "{tile}", "x": {x}, "y": {y}, "rotation": {rotation}, "follower": {extra}, "carcassonne": {{"quarter": {extra}, "count": {extra}}}}}"#
-            )
+        .prop_map(|(tile, x, y, rotation, follower, deploy, discarded)| {
+            let mut turn = format!(r#"{{"tile": "{tile}", "x": {x}, "y": {y}, "rotation": {rotation}"#);
+            if let Some(follower) = follower {
+                turn += &format!(r#", "follower": {follower}"#);
+            }
+            if let Some((quarter, count)) = deploy {
+                let count = count.map(|c| format!(r#", "count": "{c}""#)).unwrap_or_default();
+                turn += &format!(r#", "carcassonne": {{"quarter": "{quarter}"{count}}}"#);
+            }
+            if let Some(discarded) = discarded {
+                turn += &format!(r#", "discarded": {discarded}"#);
+            }
+            turn + "}"
         });
     let skeleton = (
         any::<bool>(),
         any::<bool>(),
-        value.clone(),
-        value.clone(),
-        prop::collection::vec(turn, 0..6),
-        value,
+        prop::option::weighted(0.3, (prop::sample::select(vec!["C", "V", "A", "RS"]), value.clone())),
+        prop::collection::vec(turn, 0..8),
+        prop::option::weighted(0.2, value.clone()),
+        prop::option::weighted(0.2, value),
     )
-        .prop_map(|(river, count, tiles, player, turns, score)| {
+        .prop_map(|(river, count, tiles, turns, player, score)| {
+            let tiles = tiles
+                .map(|(kind, n)| format!(r#", "tiles": {{"{kind}": {n}}}"#))
+                .unwrap_or_default();
+            let final_round = player
+                .map(|p| format!(r#", "final_round": [{{"player": {p}, "pass": true}}]"#))
+                .unwrap_or_default();
+            let scores = score.map(|s| format!(r#", "final_scores": [{s}, 0]"#)).unwrap_or_default();
             format!(
-                r#"{{"format": "carcassonne-record/1", "rules": {{"river": {river}, "count": {count}}}, "players": ["A", "B"], "tiles": {{"C": {tiles}}}, "turns": [{}], "final_round": [{{"player": {player}, "pass": true}}], "final_scores": [{score}, 0]}}"#,
+                r#"{{"format": "carcassonne-record/1", "rules": {{"river": {river}, "count": {count}}}, "players": ["A", "B"]{tiles}, "turns": [{}]{final_round}{scores}}}"#,
                 turns.join(", ")
             )
         });

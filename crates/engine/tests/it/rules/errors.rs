@@ -72,7 +72,10 @@ fn b_t1_rejects_a_placement_at_the_extremes_of_the_coordinates() {
         (i32::MIN, i32::MAX),
     ] {
         let err = rejects(&mut t, Actor::Seat(Seat(0)), place_tile(x, y, 0));
-        assert_eq!(err, rule(id::B_T1, &format!("U at ({x},{y}) touches no placed tile")));
+        assert_eq!(
+            err,
+            rule(id::B_T1, &format!("U at ({x},{y}) touches no placed tile"))
+        );
     }
 }
 
