@@ -238,7 +238,13 @@ async fn a_game_created_with_an_empty_bag_is_finished_at_once() {
         kind: "A".to_owned(),
         count: 0,
     }];
-    let game = client.create_game(request).await.unwrap().into_inner().game.unwrap();
+    let game = client
+        .create_game(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
     assert_eq!(game.status, proto::GameStatus::Finished as i32);
     assert_eq!(game.players.iter().map(|p| p.score).collect::<Vec<_>>(), [0, 0]);
     let legal = legal(&mut client, &game.name).await;

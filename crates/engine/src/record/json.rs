@@ -320,7 +320,7 @@ fn parse_turn(i: usize, raw: RawTurn, count: bool, seat: &SeatCheck) -> Result<T
     let y = raw
         .y
         .ok_or_else(|| RecordError::shape(path("y"), "missing field"))?;
-    let pos = parse_pos(&path, x, y)?;
+    let pos = parse_pos(path, x, y)?;
     let degrees = raw
         .rotation
         .ok_or_else(|| RecordError::shape(path("rotation"), "missing field"))?;
