@@ -972,6 +972,44 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
+    /// Bags of one's own, empty ones included: under every rule set the
+    /// game always waits for a decision that has a legal choice, `decide`
+    /// agrees with `legal_commands` at each, and the game ends (B-E1).
+    #[test]
+    fn every_custom_bag_reaches_the_end(
+        bag in proptest::collection::vec((0usize..BASE_COUNTS.len(), 0u16..4), 0..6),
+        seed in any::<u64>(),
+        players in 2usize..=5,
+        variant in 0usize..6,
+    ) {
+        let (name, rules) = variants()[variant];
+        let tiles: Vec<(TileKind, u16)> = bag
+            .iter()
+            .map(|&(k, n)| (TileKind::from_name(BASE_COUNTS[k].0).expect("a land tile"), n))
+            .collect();
+        let setup = Setup {
+            rules,
+            players: (0..players).map(|i| format!("P{i}")).collect(),
+            tiles: Some(tiles.clone()),
+            seed: Some(Seed::from_u64(seed)),
+        };
+        prop_assert_eq!(Game::check_setup(&setup), Ok(()));
+        let mut game = Game::new(setup);
+        game.run_automatic(&mut Vec::new(), &mut ());
+        let mut rng = XorShift::new(seed);
+        let mut decisions = 0;
+        while let Some(actor) = game.pending().actor() {
+            let at = format!("{name} rules, {players} players, seed {seed}, bag {tiles:?}, draw {}", game.draws());
+            check_decide_agrees_with_listing(&at, &game);
+            let listed = game.legal_commands();
+            game.execute(actor, &listed[rng.below(listed.len())], &mut ()).expect("a listed command");
+            decisions += 1;
+            prop_assert!(decisions < 500, "{}: the game does not end", at);
+        }
+        prop_assert!(game.is_finished());
+        prop_assert_eq!(game.bag_left(), 0);
+    }
+
     /// Arbitrary seeds, players and rule sets, every move checked.
     #[test]
     fn arbitrary_seeds_keep_every_invariant(
