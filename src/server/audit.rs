@@ -2,7 +2,7 @@
 //! game its event log with the hash chain and the seed), and verifying what
 //! an export gives, independently of the store it came from.
 
-use carcassonne_engine::envelope::{Record, RecordError, Replay, Turn};
+use carcassonne_engine::record::{Record, RecordError, Replay, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 

@@ -225,6 +225,33 @@ async fn a_whole_game_through_the_api_scores_as_the_engine_does() {
     server.stop().await;
 }
 
+/// A bag with no tile (item 12): the game has no turn to play, so it is
+/// over at creation, with final scoring, as a record that used up its bag
+/// is finished; it never waits for a decision nobody can make.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_created_with_an_empty_bag_is_finished_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut request = create_request("empty-bag", 2, &[], 5);
+    request.tiles = vec![proto::TileCount {
+        kind: "A".to_owned(),
+        count: 0,
+    }];
+    let game = client
+        .create_game(request)
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(game.status, proto::GameStatus::Finished as i32);
+    assert_eq!(game.players.iter().map(|p| p.score).collect::<Vec<_>>(), [0, 0]);
+    let legal = legal(&mut client, &game.name).await;
+    assert!(legal.actions.is_empty(), "nothing to do in a finished game");
+    server.stop().await;
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -63,8 +63,13 @@ struct Grid {
 
 impl Grid {
     fn index(&self, pos: Pos) -> Option<usize> {
-        let (dx, dy) = (pos.x - self.min.x, pos.y - self.min.y);
-        (dx >= 0 && dy >= 0 && dx < self.width && dy < self.height).then(|| (dy * self.width + dx) as usize)
+        // In i64: any `i32` position may be asked about (a command or a
+        // forged event names it before a rule refuses it), and the
+        // difference of two `i32`s overflows an `i32`.
+        let dx = i64::from(pos.x) - i64::from(self.min.x);
+        let dy = i64::from(pos.y) - i64::from(self.min.y);
+        let (width, height) = (i64::from(self.width), i64::from(self.height));
+        (dx >= 0 && dy >= 0 && dx < width && dy < height).then(|| (dy * width + dx) as usize)
     }
 
     fn get(&self, pos: Pos) -> Cell {

@@ -151,7 +151,8 @@ impl Game {
         Ok((node, self.features.root(node)))
     }
 
-    /// Checks a move from Carcassonne onto `target`; returns it canonical.
+    /// Checks a move from Carcassonne onto `target`; returns the feature's
+    /// canonical target, as [`Game::move_targets`] lists it.
     pub(crate) fn check_move(
         &self,
         player: Seat,
@@ -162,7 +163,7 @@ impl Game {
             return Err(PlayError::rule(id::C_1, "this game is played without the Count"));
         };
         let rule = if final_round { id::C_9 } else { id::C_6 };
-        let (node, root) = self.target_root(target, rule)?;
+        let (_, root) = self.target_root(target, rule)?;
         let kind = self.features.node(root).kind;
         let quarter = Quarter::feeding(kind);
         if final_round {
@@ -198,10 +199,12 @@ impl Game {
                 format!("{player} has no follower in the {quarter}"),
             ));
         }
-        let tile = self.board.tile(self.features.node(node).tile);
+        // The choice is the feature, not the tile it is named by (C-6, C-9):
+        // every name of it gives the one target `legal_commands` lists.
+        let feature = self.feature_ref(root);
         Ok(Target {
-            pos: tile.pos,
-            place: crate::game::canonical_place(tile, self.features.node(node).segment),
+            pos: feature.at,
+            place: feature.place,
         })
     }
 

@@ -83,10 +83,9 @@ impl Game {
             }
             (Command::DeployToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { .. }) => {
                 check_actor(expected, actor)?;
-                {
-                    out.push(Event::DeployedToCarcassonne { quarter, count });
-                    Ok(())
-                }
+                self.check_count_move(count)?;
+                out.push(Event::DeployedToCarcassonne { quarter, count });
+                Ok(())
             }
             _ => Err(wrong()),
         }
@@ -122,6 +121,20 @@ impl Game {
             }
         }
         Ok(())
+    }
+
+    /// C-5: the count moves to another quarter or stays, and staying is
+    /// written as no move; one command per outcome, as `legal_commands`
+    /// lists them.
+    fn check_count_move(&self, count: Option<Quarter>) -> Result<(), PlayError> {
+        let here = self.city.map(|c| c.count);
+        match count {
+            Some(to) if Some(to) == here => Err(PlayError::rule(
+                id::C_5,
+                format!("the count already stands in the {to}: to leave it there, name no count"),
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// Checks a placement of `tile`, naming the first rule it breaks.

@@ -25,7 +25,8 @@ pub(crate) struct Node {
     // The fields below are valid at roots only.
     /// City or road edges not yet joined to a neighbour.
     open: u16,
-    pennants: u8,
+    /// Up to one per tile: a bag of 1000 pennant tiles overflows a `u8`.
+    pennants: u16,
     /// Followers standing anywhere on the feature.
     followers: u8,
 }
@@ -50,7 +51,7 @@ impl Features {
     }
 
     /// Adds a segment as a feature of its own.
-    pub fn add(&mut self, tile: u16, segment: u8, kind: FeatureKind, open: u16, pennants: u8) -> NodeId {
+    pub fn add(&mut self, tile: u16, segment: u8, kind: FeatureKind, open: u16, pennants: u16) -> NodeId {
         let id = self.nodes.len() as NodeId;
         self.nodes.push(Node {
             parent: id,
@@ -114,7 +115,7 @@ impl Features {
         self.nodes[root as usize].open
     }
 
-    pub fn pennants(&self, root: NodeId) -> u8 {
+    pub fn pennants(&self, root: NodeId) -> u16 {
         self.nodes[root as usize].pennants
     }
 

@@ -106,6 +106,16 @@ impl Game {
     /// The game right after its creation: the fold of `Event::Created`.
     /// The setup must have passed [`Game::check_setup`].
     pub fn new(setup: Setup) -> Game {
+        Game::created(setup, &mut ())
+    }
+
+    /// [`Game::new`], reporting its effects: a game whose bag is empty
+    /// from the start (a custom bag of no tiles) has no turn to play, so it
+    /// is over at once, final scoring included (B-E1), as a record that
+    /// used up its bag is finished. The Count's final round (C-9) is
+    /// skipped there: nobody can have a follower in Carcassonne yet, so it
+    /// would hold nothing but passes.
+    pub(crate) fn created(setup: Setup, observer: &mut impl Observer) -> Game {
         let players = setup.players.len().min(MAX_PLAYERS);
         let mut supply = [0; MAX_PLAYERS];
         supply[..players].fill(FOLLOWERS);
@@ -132,6 +142,9 @@ impl Game {
         let tiles = usize::from(game.bag_left);
         game.board.reserve(tiles);
         game.features.reserve(4 * tiles);
+        if game.bag_left == 0 {
+            game.finish(observer);
+        }
         game
     }
 
@@ -218,7 +231,7 @@ impl Game {
                 _ => 0,
             };
             self.features
-                .add(slot, i as u8, segment.kind, open, segment.pennant as u8);
+                .add(slot, i as u8, segment.kind, open, u16::from(segment.pennant));
         }
         let layout = def.at(rotation);
         for d in Dir::ALL {
@@ -365,7 +378,7 @@ impl Game {
     /// [`Game::apply`], reporting every effect to `observer`.
     pub fn apply_observed(&mut self, event: &Event, observer: &mut impl Observer) {
         match (event, self.pending) {
-            (Event::Created(setup), _) => *self = Game::new(setup.clone()),
+            (Event::Created(setup), _) => *self = Game::created(setup.clone(), observer),
             (Event::Drawn(tile), Pending::Draw { player }) => self.drawn(*tile, player, observer),
             (&Event::TilePlaced { pos, rotation }, Pending::PlaceTile { player, tile }) => {
                 self.placed(tile, pos, rotation);

@@ -16,6 +16,11 @@ pub const MIN_PLAYERS: usize = 2;
 pub const FOLLOWERS: u8 = 7;
 /// A custom bag holds at most this many tiles.
 pub const MAX_BAG: usize = 1000;
+/// Coordinates a record or a request may name lie within
+/// `-MAX_COORDINATE..=MAX_COORDINATE`. A legal board never comes near: even
+/// a bag of [`MAX_BAG`] tiles laid in one line, plus the setup tiles,
+/// reaches about 1,020 cells from the origin.
+pub const MAX_COORDINATE: i32 = 10_000;
 
 /// A player, by seat: 0 plays the first turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -311,7 +316,7 @@ pub struct FeatureRef {
     pub at: Pos,
     pub place: Place,
     pub tiles: u16,
-    pub pennants: u8,
+    pub pennants: u16,
 }
 
 /// What a score is for.
@@ -431,4 +436,14 @@ pub enum SetupError {
     NotALandTile(TileKind),
     #[error("a bag holds at most {MAX_BAG} tiles, not {0}")]
     BagTooLarge(usize),
+}
+
+impl SetupError {
+    /// The part of the setup at fault, as a record field names it.
+    pub fn field(&self) -> &'static str {
+        match self {
+            SetupError::PlayerCount(_) => "players",
+            SetupError::NotALandTile(_) | SetupError::BagTooLarge(_) => "tiles",
+        }
+    }
 }

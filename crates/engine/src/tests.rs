@@ -411,8 +411,9 @@ fn every_combination_keeps_its_invariants_at_every_decision() {
     }
 }
 
-/// Tile placements and follower places that `legal_commands` does not list
-/// are refused, with the rule they break.
+/// Tile placements, follower places and the Count's decisions that
+/// `legal_commands` does not list are refused, with the rule they break
+/// (or accepted as another name of a listed choice, with its events).
 fn check_unlisted_are_refused(game: &Game, player: Seat, listed: &[Command]) {
     let actor = Actor::Seat(player);
     match game.pending() {
@@ -464,6 +465,45 @@ fn check_unlisted_are_refused(game: &Game, player: Seat, listed: &[Command]) {
                 }
             }
         }
-        _ => {}
+        Pending::Redeploy { .. } | Pending::FinalRound { .. } => {
+            let listed_events: Vec<Vec<Event>> = listed
+                .iter()
+                .map(|c| game.decide(actor, c).expect("listed"))
+                .collect();
+            let places = Dir::ALL
+                .map(Place::Edge)
+                .into_iter()
+                .chain(Half::ALL.map(Place::Half))
+                .chain([Place::Cloister]);
+            for place in places {
+                for tile in game.tiles() {
+                    let command = Command::MoveFromCarcassonne(Target { pos: tile.pos, place });
+                    match game.decide(actor, &command) {
+                        Ok(events) => assert!(
+                            listed_events.contains(&events),
+                            "{command:?} is accepted as {events:?}, which no listed command gives"
+                        ),
+                        Err(error) => {
+                            let rule = error.rule_id().map(|r| r.as_str());
+                            assert!(
+                                matches!(rule, Some("C-6" | "C-7" | "C-8" | "C-9")),
+                                "{command:?}: {error}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        Pending::DeployToCarcassonne { .. } => {
+            for quarter in Quarter::ALL {
+                let counts = std::iter::once(None).chain(Quarter::ALL.map(Some));
+                for count in counts {
+                    let command = Command::DeployToCarcassonne { quarter, count };
+                    let accepted = game.decide(actor, &command).is_ok();
+                    assert_eq!(accepted, listed.contains(&command), "{command:?}");
+                }
+            }
+        }
+        Pending::Draw { .. } | Pending::Finished => {}
     }
 }

@@ -62,10 +62,20 @@ impl MemoryStore {
 fn read_stream(game: &GameId, stream: &Stream, from_seq: u64) -> Result<Vec<StoredEvent>> {
     let from_seq = from_seq.max(1);
     let mut check = ChainCheck::new(game.as_str(), from_seq);
-    (from_seq..)
-        .zip(stream.envelopes.iter().skip((from_seq - 1) as usize))
-        .map(|(seq, bytes)| check.next(seq, bytes))
+    // Numbered from the envelopes, not from an open range starting at
+    // `from_seq`: that range would overflow for a `from_seq` near `u64::MAX`.
+    stream
+        .envelopes
+        .iter()
+        .zip(1u64..)
+        .skip(index_from(from_seq))
+        .map(|(bytes, seq)| check.next(seq, bytes))
         .collect()
+}
+
+/// The 0-based index of the 1-based number `from` (at least 1), saturated.
+fn index_from(from: u64) -> usize {
+    usize::try_from(from - 1).unwrap_or(usize::MAX)
 }
 
 impl EventStore for MemoryStore {
@@ -150,9 +160,13 @@ impl EventStore for MemoryStore {
         let inner = self.lock();
         let from = from_position.max(1);
         let limit = limit.min(MAX_READ_LIMIT);
-        (from..)
-            .zip(inner.global.iter().skip((from - 1) as usize).take(limit))
-            .map(|(position, (game, seq))| {
+        inner
+            .global
+            .iter()
+            .zip(1u64..)
+            .skip(index_from(from))
+            .take(limit)
+            .map(|((game, seq), position)| {
                 let event = inner
                     .games
                     .get(game)

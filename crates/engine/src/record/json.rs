@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 use super::{Deploy, FORMAT, FinalMove, Placed, Record, RecordError, Redeploy, Turn};
 use crate::game::{Game, is_land};
 use crate::geometry::{Place, Pos, Rotation};
-use crate::model::{MAX_PLAYERS, Quarter, Seat, Setup, Target};
+use crate::model::{MAX_BAG, MAX_COORDINATE, MAX_PLAYERS, Quarter, Seat, Setup, Target};
 use crate::rules::{Expansion, Farmers, Rules, SmallCity};
 use crate::tiles::TileKind;
 
@@ -230,8 +230,29 @@ fn parse_bag(map: BTreeMap<String, u16>) -> Result<Vec<(TileKind, u16)>, RecordE
         }
         tiles.push((kind, count));
     }
+    let total: usize = tiles.iter().map(|&(_, count)| usize::from(count)).sum();
+    if total > MAX_BAG {
+        return Err(RecordError::shape(
+            "$.tiles",
+            format!("a bag holds at most {MAX_BAG} tiles, not {total}"),
+        ));
+    }
     tiles.sort();
     Ok(tiles)
+}
+
+/// A position within the limits of records ([`MAX_COORDINATE`]), so that
+/// no arithmetic on it can overflow; `path` names its `x`/`y` fields.
+fn parse_pos(path: impl Fn(&str) -> String, x: i32, y: i32) -> Result<Pos, RecordError> {
+    for (field, value) in [("x", x), ("y", y)] {
+        if !(-MAX_COORDINATE..=MAX_COORDINATE).contains(&value) {
+            return Err(RecordError::shape(
+                path(field),
+                format!("coordinates lie within -{MAX_COORDINATE}..={MAX_COORDINATE}, not {value}"),
+            ));
+        }
+    }
+    Ok(Pos::new(x, y))
 }
 
 fn parse_place(path: String, name: &str) -> Result<Place, RecordError> {
@@ -244,11 +265,9 @@ fn parse_place(path: String, name: &str) -> Result<Place, RecordError> {
 }
 
 fn parse_target(path: String, raw: &RawTarget) -> Result<Target, RecordError> {
+    let pos = parse_pos(|field| format!("{path}.{field}"), raw.x, raw.y)?;
     let place = parse_place(format!("{path}.at"), &raw.at)?;
-    Ok(Target {
-        pos: Pos::new(raw.x, raw.y),
-        place,
-    })
+    Ok(Target { pos, place })
 }
 
 fn parse_quarter(path: String, name: &str) -> Result<Quarter, RecordError> {
@@ -301,6 +320,7 @@ fn parse_turn(i: usize, raw: RawTurn, count: bool, seat: &SeatCheck) -> Result<T
     let y = raw
         .y
         .ok_or_else(|| RecordError::shape(path("y"), "missing field"))?;
+    let pos = parse_pos(path, x, y)?;
     let degrees = raw
         .rotation
         .ok_or_else(|| RecordError::shape(path("rotation"), "missing field"))?;
@@ -314,7 +334,7 @@ fn parse_turn(i: usize, raw: RawTurn, count: bool, seat: &SeatCheck) -> Result<T
         .follower
         .map(|name| parse_place(path("follower"), &name))
         .transpose()?;
-    let mut placed = Placed::new(tile, Pos::new(x, y), rotation, follower);
+    let mut placed = Placed::new(tile, pos, rotation, follower);
     for (j, r) in raw.redeploy.into_iter().flatten().enumerate() {
         let at = path(&format!("redeploy[{j}]"));
         placed.redeploy.push(Redeploy {

@@ -126,7 +126,7 @@ pub enum RecordError {
     /// A turn the rules cannot even ask for (a decision out of place).
     #[error("turn {turn}: {message}")]
     Turn { turn: usize, message: String },
-    #[error("players: {0}")]
+    #[error("{field}: {0}", field = .0.field())]
     Setup(#[from] SetupError),
     #[error("final_scores: the record claims {claimed:?}, but its turns score {actual:?}")]
     WrongScores { claimed: Vec<u32>, actual: Vec<u32> },

@@ -26,10 +26,11 @@ struct Player {
 
 impl Player {
     fn new(setup: Setup) -> Player {
+        let mut effects = Vec::new();
         Player {
-            game: Game::new(setup.clone()),
+            game: Game::created(setup.clone(), &mut effects),
             events: vec![Event::Created(setup)],
-            effects: Vec::new(),
+            effects,
             tagged: Vec::new(),
         }
     }

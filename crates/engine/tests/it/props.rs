@@ -1,18 +1,21 @@
 //! Property tests over many seeded random games.
 //!
 //! Every game is played by a small local PRNG choosing among the engine's
-//! legal moves, under four rule sets (classic, `farm_centric_3` with the
-//! normal small city, River, River with the modern options) and 2 to 5
-//! players. At every decision the driver checks the invariants below, and
-//! at every placement it checks the legal moves against an oracle written
-//! here from `docs/rules.md` alone (edges, adjacency, connected features).
+//! legal moves, under six rule sets (classic, `farm_centric_3` with the
+//! normal small city, River, River with the modern options, the Count, and
+//! River with the Count) and 2 to 5 players, through every decision the
+//! game asks for, the Count's included. At every decision the driver checks
+//! the invariants below and that `decide` accepts exactly what
+//! `legal_commands` lists; at every placement it checks the legal moves
+//! against an oracle written here from docs/rules.md alone (edges,
+//! adjacency, connected features).
 //!
 //! The default run stays well under 20 s in debug. Set
-//! `CARCASSONNE_SLOW_TESTS=1` for a run over many more seeds; a failure
-//! names the case (rules, players, seed, move seed) and the draw, so it
-//! can be replayed with [`play`].
+//! `CARCASSONNE_SLOW_TESTS=1` for a run over many more seeds (see
+//! [`slow_tests`]); a failure names the case (rules, players, seed, move
+//! seed) and the draw, so it can be replayed with [`play`].
 
-use std::collections::{BTreeSet, HashSet};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::fmt;
 
 use carcassonne_engine::*;
@@ -20,13 +23,25 @@ use proptest::prelude::*;
 
 // ---- Cases --------------------------------------------------------------
 
-fn slow() -> bool {
-    std::env::var_os("CARCASSONNE_SLOW_TESTS").is_some_and(|v| !v.is_empty() && v != "0")
+/// Whether the slow tests run: `CARCASSONNE_SLOW_TESTS` unset, empty or
+/// `0` runs the default ones, `1` the slow ones. Any other value stops the
+/// test with a message rather than guessing what was meant. The engine's and
+/// the store's tests read the variable with this same function.
+pub fn slow_tests() -> bool {
+    const NAME: &str = "CARCASSONNE_SLOW_TESTS";
+    match std::env::var(NAME) {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(value) if value.is_empty() || value == "0" => false,
+        Ok(value) if value == "1" => true,
+        other => panic!(
+            "{NAME} is {other:?}: set it to 1 for the slow tests, or to 0 (or leave it unset) for the default ones"
+        ),
+    }
 }
 
 /// How many seeds per (rules, players) in the default and the slow run.
 fn seeds(default: u64, slow_run: u64) -> std::ops::Range<u64> {
-    0..if slow() { slow_run } else { default }
+    0..if slow_tests() { slow_run } else { default }
 }
 
 /// `farm_centric_3` (B-F4) with the small city scoring like any city.
@@ -37,12 +52,17 @@ fn modern() -> Rules {
     rules
 }
 
-fn variants() -> [(&'static str, Rules); 4] {
+fn variants() -> [(&'static str, Rules); 6] {
     [
         ("classic", Rules::default()),
         ("modern", modern()),
         ("river", Rules::default().with(Expansion::River)),
         ("river+modern", modern().with(Expansion::River)),
+        ("count", Rules::default().with(Expansion::Count)),
+        (
+            "river+count",
+            Rules::default().with(Expansion::River).with(Expansion::Count),
+        ),
     ]
 }
 
@@ -167,13 +187,18 @@ fn play(case: Case, moves_checked: bool) -> Played {
     absorb(case, &game, &effects, &mut ledger);
     check_invariants(case, &game, &ledger, &previous_scores);
 
-    // 71 land tiles + 11 river tiles, two decisions each: a bound, so a
-    // game that never ends fails instead of hanging.
-    for _ in 0..200 {
+    // 71 land tiles + 11 river tiles, two decisions each, and the Count's
+    // decisions (a deploy per turn at most, a redeploy per follower in
+    // Carcassonne, the final round): a bound, so a game that never ends
+    // fails instead of hanging.
+    for _ in 0..2000 {
         let Some(player) = game.pending().player() else {
             break;
         };
         let at = format!("{case}, draw {}", game.draws());
+        if moves_checked {
+            check_decide_agrees_with_listing(&at, &game);
+        }
         let command = match game.pending() {
             Pending::PlaceTile { tile, .. } => {
                 let legal = game.legal_placements();
@@ -196,6 +221,12 @@ fn play(case: Case, moves_checked: bool) -> Played {
                     check_follower_places(&at, &game, player, &legal);
                 }
                 Command::PlaceFollower(legal.get(rng.below(legal.len() + 1)).copied())
+            }
+            // The Count's decisions (C-3, C-6, C-9): any listed choice.
+            Pending::Redeploy { .. } | Pending::DeployToCarcassonne { .. } | Pending::FinalRound { .. } => {
+                let listed = game.legal_commands();
+                assert!(!listed.is_empty(), "{at}: {:?} lists no command", game.pending());
+                listed[rng.below(listed.len())]
             }
             other => panic!("{at}: a seeded game never waits for {other:?}"),
         };
@@ -279,14 +310,17 @@ fn absorb(case: Case, game: &Game, effects: &[Effect], ledger: &mut Ledger) {
 fn check_invariants(case: Case, game: &Game, ledger: &Ledger, previous_scores: &[u32]) {
     let at = format!("{case}, draw {}", game.draws());
 
-    // B-2, B-T3, B-T4: each player's followers are on the board or in
-    // supply, 7 in all.
+    // B-2, B-T3, B-T4, C-3: each player's followers are on the board, in
+    // Carcassonne or in supply, 7 in all.
     for p in 0..case.players {
         let on_board = game.followers().filter(|f| f.owner.index() == p).count();
+        let in_city = game
+            .city()
+            .map_or(0, |c| usize::from(c.followers_of(Seat(p as u8))));
         assert_eq!(
-            on_board + game.supply()[p] as usize,
+            on_board + in_city + game.supply()[p] as usize,
             FOLLOWERS as usize,
-            "{at}: seat {p} has {on_board} followers on the board and {} in supply",
+            "{at}: seat {p} has {on_board} followers on the board, {in_city} in Carcassonne and {} in supply",
             game.supply()[p]
         );
     }
@@ -387,6 +421,85 @@ fn check_finished(case: Case, game: &Game, events: &[Event], ledger: &Ledger) {
         assert!(
             order[11..].iter().all(|t| !t.def().is_river()),
             "{at}: river tiles among land tiles (R-2)"
+        );
+    }
+}
+
+// ---- decide and legal_commands agree ----------------------------------------
+
+/// Every command a client could send at this decision, listed or not: each
+/// draw, each rotation at every cell next to the board, on every taken cell
+/// and far away (the extremes of `i32` too), each follower place and none,
+/// each move from Carcassonne onto every place of every tile and of some
+/// empty cells, a pass, and each deploy to each quarter with the count
+/// staying or going to each quarter.
+fn candidate_commands(game: &Game) -> Vec<Command> {
+    let mut cells = candidate_cells(game);
+    cells.extend(game.tiles().iter().map(|t| t.pos));
+    cells.extend([
+        Pos::new(1000, -1000),
+        Pos::new(i32::MIN, i32::MIN),
+        Pos::new(i32::MAX, i32::MIN),
+        Pos::new(i32::MIN, i32::MAX),
+        Pos::new(i32::MAX, i32::MAX),
+    ]);
+    let mut commands: Vec<Command> = TileKind::all().map(Command::Draw).collect();
+    for &pos in &cells {
+        commands.extend(Rotation::ALL.map(|rotation| Command::PlaceTile { pos, rotation }));
+    }
+    commands.push(Command::PlaceFollower(None));
+    commands.extend(PLACES.map(|p| Command::PlaceFollower(Some(p))));
+    for &pos in &cells {
+        commands.extend(PLACES.map(|place| Command::MoveFromCarcassonne(Target { pos, place })));
+    }
+    commands.push(Command::Pass);
+    for quarter in Quarter::ALL {
+        commands.push(Command::DeployToCarcassonne { quarter, count: None });
+        commands.extend(Quarter::ALL.map(|q| Command::DeployToCarcassonne {
+            quarter,
+            count: Some(q),
+        }));
+    }
+    commands
+}
+
+/// `decide` accepts exactly what `legal_commands` lists: every listed
+/// command is accepted, no two listed commands have the same events, and
+/// every other candidate is refused, or accepted as another name of a
+/// listed choice (a follower place or move target that names the same
+/// feature by another place of it) with that choice's very events. Nobody
+/// but the pending actor may act.
+fn check_decide_agrees_with_listing(at: &str, game: &Game) {
+    let actor = game.pending().actor().expect("a pending decision has an actor");
+    let listed = game.legal_commands();
+    assert!(!listed.is_empty(), "{at}: {:?} lists no command", game.pending());
+    let mut outcomes: HashMap<String, Command> = HashMap::new();
+    for command in &listed {
+        let events = game
+            .decide(actor, command)
+            .unwrap_or_else(|e| panic!("{at}: the listed {command:?} is refused: {e}"));
+        if let Some(first) = outcomes.insert(format!("{events:?}"), *command) {
+            panic!("{at}: {first:?} and {command:?} are both listed, with the events {events:?}");
+        }
+    }
+    for command in candidate_commands(game) {
+        if let Ok(events) = game.decide(actor, &command) {
+            let events = format!("{events:?}");
+            assert!(
+                outcomes.contains_key(&events),
+                "{at}: {command:?} is accepted with {events}, which no listed command gives; listed: {listed:?}"
+            );
+        }
+    }
+    let others = (0..game.players() as u8)
+        .map(|s| Actor::Seat(Seat(s)))
+        .chain([Actor::Dealer])
+        .filter(|&a| a != actor);
+    for other in others {
+        assert!(
+            matches!(game.decide(other, &listed[0]), Err(PlayError::NotYourTurn { .. })),
+            "{at}: {other} made {actor}'s decision {:?}",
+            listed[0]
         );
     }
 }
@@ -758,6 +871,16 @@ fn river_modern_games_keep_every_invariant() {
     every_move_checked(variants()[3]);
 }
 
+#[test]
+fn count_games_keep_every_invariant() {
+    every_move_checked(variants()[4]);
+}
+
+#[test]
+fn river_count_games_keep_every_invariant() {
+    every_move_checked(variants()[5]);
+}
+
 /// Many more games with the cheap invariants only (no legal-move sweep).
 #[test]
 fn many_games_keep_the_invariants() {
@@ -844,10 +967,48 @@ fn the_seed_fixes_the_game() {
 
 proptest! {
     #![proptest_config(ProptestConfig {
-        cases: if slow() { 500 } else { 16 },
+        cases: if slow_tests() { 500 } else { 16 },
         failure_persistence: None,
         ..ProptestConfig::default()
     })]
+
+    /// Bags of one's own, empty ones included: under every rule set the
+    /// game always waits for a decision that has a legal choice, `decide`
+    /// agrees with `legal_commands` at each, and the game ends (B-E1).
+    #[test]
+    fn every_custom_bag_reaches_the_end(
+        bag in proptest::collection::vec((0usize..BASE_COUNTS.len(), 0u16..4), 0..6),
+        seed in any::<u64>(),
+        players in 2usize..=5,
+        variant in 0usize..6,
+    ) {
+        let (name, rules) = variants()[variant];
+        let tiles: Vec<(TileKind, u16)> = bag
+            .iter()
+            .map(|&(k, n)| (TileKind::from_name(BASE_COUNTS[k].0).expect("a land tile"), n))
+            .collect();
+        let setup = Setup {
+            rules,
+            players: (0..players).map(|i| format!("P{i}")).collect(),
+            tiles: Some(tiles.clone()),
+            seed: Some(Seed::from_u64(seed)),
+        };
+        prop_assert_eq!(Game::check_setup(&setup), Ok(()));
+        let mut game = Game::new(setup);
+        game.run_automatic(&mut Vec::new(), &mut ());
+        let mut rng = XorShift::new(seed);
+        let mut decisions = 0;
+        while let Some(actor) = game.pending().actor() {
+            let at = format!("{name} rules, {players} players, seed {seed}, bag {tiles:?}, draw {}", game.draws());
+            check_decide_agrees_with_listing(&at, &game);
+            let listed = game.legal_commands();
+            game.execute(actor, &listed[rng.below(listed.len())], &mut ()).expect("a listed command");
+            decisions += 1;
+            prop_assert!(decisions < 500, "{}: the game does not end", at);
+        }
+        prop_assert!(game.is_finished());
+        prop_assert_eq!(game.bag_left(), 0);
+    }
 
     /// Arbitrary seeds, players and rule sets, every move checked.
     #[test]
@@ -855,7 +1016,7 @@ proptest! {
         seed in any::<u64>(),
         moves in any::<u64>(),
         players in 2usize..=5,
-        variant in 0usize..4,
+        variant in 0usize..6,
     ) {
         let case = Case { moves, ..Case::new(variants()[variant], players, seed) };
         play(case, true);

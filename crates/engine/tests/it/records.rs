@@ -254,3 +254,241 @@ fn a_written_record_reads_back_and_scores_the_same() {
         assert_eq!(again.events, replay.events, "{name}");
     }
 }
+
+#[test]
+fn records_limit_the_bag_and_the_coordinates_at_parse_time() {
+    let check = |text: &str, expected: &str| {
+        let error = Record::parse(text).err().map(|e| e.to_string());
+        assert_eq!(error.as_deref(), Some(expected), "\n{text}");
+    };
+    let head = r#""format": "carcassonne-record/1", "players": ["A", "B"]"#;
+    check(
+        &format!(r#"{{{head}, "tiles": {{"C": 600, "E": 401}}, "turns": []}}"#),
+        "$.tiles: a bag holds at most 1000 tiles, not 1001",
+    );
+    let turn = |x: i64, y: i64| format!(r#"{{"tile": "V", "x": {x}, "y": {y}, "rotation": 0}}"#);
+    for (x, y, field) in [
+        (10_001, 0, "x"),
+        (0, -10_001, "y"),
+        (i64::from(i32::MIN), 0, "x"),
+        (0, i64::from(i32::MAX), "y"),
+    ] {
+        let value = if field == "x" { x } else { y };
+        check(
+            &format!(r#"{{{head}, "turns": [{}]}}"#, turn(x, y)),
+            &format!("$.turns[0].{field}: coordinates lie within -10000..=10000, not {value}"),
+        );
+    }
+    let count = r#""rules": {"count": true}"#;
+    check(
+        &format!(
+            r#"{{{head}, {count}, "turns": [{{"tile": "V", "x": 2, "y": 1, "rotation": 0,
+            "redeploy": [{{"player": 1, "to": {{"x": 0, "y": -2147483648, "at": "N"}}}}]}}]}}"#
+        ),
+        "$.turns[0].redeploy[0].to.y: coordinates lie within -10000..=10000, not -2147483648",
+    );
+    check(
+        &format!(
+            r#"{{{head}, {count}, "turns": [],
+            "final_round": [{{"player": 0, "to": {{"x": 2147483647, "y": 0, "at": "N"}}}}]}}"#
+        ),
+        "$.final_round[0].to.x: coordinates lie within -10000..=10000, not 2147483647",
+    );
+    // The limits themselves are fine; such a turn is then refused by the rules.
+    let far = format!(r#"{{{head}, "turns": [{}]}}"#, turn(10_000, -10_000));
+    let error = Record::parse(&far).unwrap().replay().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "turn 0: B-T1: V at (10000,-10000) touches no placed tile"
+    );
+}
+
+/// 300 `C` tiles (four city edges and a pennant each) in a column north of
+/// the start tile's city: one city of 301 tiles and 300 pennants, never
+/// complete. Seat 0's knight on the first makes it theirs at the end:
+/// B-FS1 gives 1 per tile and 1 per pennant, 301 + 300 = 601. A pennant
+/// counter of 8 bits would wrap to 44 and give 345.
+fn column_of_pennants() -> String {
+    let turns: Vec<String> = (1..=300)
+        .map(|y| {
+            let follower = if y == 1 { r#", "follower": "N""# } else { "" };
+            format!(r#"{{"tile": "C", "x": 0, "y": {y}, "rotation": 0{follower}}}"#)
+        })
+        .collect();
+    format!(
+        r#"{{"format": "carcassonne-record/1", "players": ["Ada", "Brun"], "tiles": {{"C": 300}}, "turns": [{}], "final_scores": [601, 0]}}"#,
+        turns.join(", ")
+    )
+}
+
+#[test]
+fn a_city_of_300_pennants_scores_601_through_the_record_reader() {
+    let record = Record::parse(&column_of_pennants()).unwrap();
+    let replay = record.verify().unwrap();
+    assert!(replay.game.is_finished());
+    assert_eq!(replay.game.scores(), [601, 0]);
+    let written = Record::from_events(&replay.events).unwrap();
+    assert_eq!(written.final_scores, Some(vec![601, 0]));
+    assert_eq!(
+        Record::parse(&written.to_json())
+            .unwrap()
+            .verify()
+            .unwrap()
+            .game
+            .scores(),
+        [601, 0]
+    );
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: if crate::props::slow_tests() { 5000 } else { 256 },
+        failure_persistence: None,
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+
+    /// The record reader on arbitrary bytes: parsing and replaying never
+    /// panic, and a refusal is a one-line message that names where.
+    #[test]
+    fn the_record_reader_never_panics_on_arbitrary_bytes(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..400)) {
+        check_reader(&String::from_utf8_lossy(&bytes));
+    }
+
+    /// The record reader on JSON-like text built from the record's own
+    /// words, numbers at the edges of their types and the example records
+    /// cut and spliced: it reaches deep into the shape and into the rules.
+    #[test]
+    fn the_record_reader_never_panics_on_record_like_text(text in record_like()) {
+        check_reader(&text);
+    }
+}
+
+fn check_reader(text: &str) {
+    match Record::parse(text) {
+        Err(error) => check_message(&error.to_string()),
+        Ok(record) => {
+            if let Err(error) = record.verify() {
+                check_message(&error.to_string());
+            }
+        }
+    }
+}
+
+fn check_message(message: &str) {
+    assert!(!message.is_empty());
+    assert!(!message.contains('\n'), "one line: {message:?}");
+    let named = message.starts_with('$')
+        || message.starts_with("turn ")
+        || message.starts_with("players: ")
+        || message.starts_with("tiles: ")
+        || message.starts_with("final_scores: ");
+    assert!(named, "the message names where: {message:?}");
+}
+
+/// Text made of record fragments: a valid example record cut at a random
+/// point and spliced with fragments, or a skeleton with fields of random
+/// values.
+fn record_like() -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let number = prop_oneof![
+        Just("0".to_owned()),
+        Just("-1".to_owned()),
+        Just("90".to_owned()),
+        Just("2147483647".to_owned()),
+        Just("-2147483648".to_owned()),
+        Just("4294967296".to_owned()),
+        Just("1e400".to_owned()),
+        Just("65535".to_owned()),
+        Just("1000".to_owned()),
+        (-3i32..4).prop_map(|n| n.to_string()),
+    ];
+    let word = prop_oneof![
+        Just("\"C\"".to_owned()),
+        Just("\"RS\"".to_owned()),
+        Just("\"N\"".to_owned()),
+        Just("\"Nw\"".to_owned()),
+        Just("\"cloister\"".to_owned()),
+        Just("\"castle\"".to_owned()),
+        Just("\"market\"".to_owned()),
+        Just("true".to_owned()),
+        Just("null".to_owned()),
+        Just("[]".to_owned()),
+        Just("{}".to_owned()),
+    ];
+    let value = prop_oneof![number.clone(), word.clone()];
+    let place = prop::sample::select(vec![
+        "\"N\"",
+        "\"S\"",
+        "\"Wn\"",
+        "\"Es\"",
+        "\"cloister\"",
+        "\"middle\"",
+        "7",
+    ]);
+    let quarter = prop::sample::select(vec!["castle", "blacksmith", "cathedral", "market", "moat"]);
+    let turn = (
+        prop::sample::select(vec!["V", "C", "D", "B", "U", "R5", "RL", "E", "X"]),
+        prop_oneof![3 => (-2i32..3).prop_map(|n| n.to_string()), 1 => number.clone()],
+        prop_oneof![3 => (-2i32..3).prop_map(|n| n.to_string()), 1 => number.clone()],
+        prop::sample::select(vec!["0", "90", "180", "270", "45"]),
+        prop::option::of(place),
+        prop::option::of((quarter.clone(), prop::option::of(quarter))),
+        prop::option::weighted(0.1, prop::sample::select(vec!["true", "false"])),
+    )
+        .prop_map(|(tile, x, y, rotation, follower, deploy, discarded)| {
+            let mut turn = format!(r#"{{"tile": "{tile}", "x": {x}, "y": {y}, "rotation": {rotation}"#);
+            if let Some(follower) = follower {
+                turn += &format!(r#", "follower": {follower}"#);
+            }
+            if let Some((quarter, count)) = deploy {
+                let count = count.map(|c| format!(r#", "count": "{c}""#)).unwrap_or_default();
+                turn += &format!(r#", "carcassonne": {{"quarter": "{quarter}"{count}}}"#);
+            }
+            if let Some(discarded) = discarded {
+                turn += &format!(r#", "discarded": {discarded}"#);
+            }
+            turn + "}"
+        });
+    let skeleton = (
+        any::<bool>(),
+        any::<bool>(),
+        prop::option::weighted(0.3, (prop::sample::select(vec!["C", "V", "A", "RS"]), value.clone())),
+        prop::collection::vec(turn, 0..8),
+        prop::option::weighted(0.2, value.clone()),
+        prop::option::weighted(0.2, value),
+    )
+        .prop_map(|(river, count, tiles, turns, player, score)| {
+            let tiles = tiles
+                .map(|(kind, n)| format!(r#", "tiles": {{"{kind}": {n}}}"#))
+                .unwrap_or_default();
+            let final_round = player
+                .map(|p| format!(r#", "final_round": [{{"player": {p}, "pass": true}}]"#))
+                .unwrap_or_default();
+            let scores = score.map(|s| format!(r#", "final_scores": [{s}, 0]"#)).unwrap_or_default();
+            format!(
+                r#"{{"format": "carcassonne-record/1", "rules": {{"river": {river}, "count": {count}}}, "players": ["A", "B"]{tiles}, "turns": [{}]{final_round}{scores}}}"#,
+                turns.join(", ")
+            )
+        });
+    let examples: Vec<String> = EXAMPLES
+        .iter()
+        .map(|name| std::fs::read_to_string(shared_examples().join(name)).unwrap())
+        .collect();
+    let spliced = (
+        prop::sample::select(examples),
+        any::<prop::sample::Index>(),
+        any::<prop::sample::Index>(),
+        "[\\[\\]{}\",:0-9a-zA-Z -]{0,12}",
+    )
+        .prop_map(|(text, cut, resume, middle)| {
+            let bytes = text.as_bytes();
+            let (a, b) = (cut.index(bytes.len()), resume.index(bytes.len()));
+            let (a, b) = (a.min(b), a.max(b));
+            format!(
+                "{}{middle}{}",
+                String::from_utf8_lossy(&bytes[..a]),
+                String::from_utf8_lossy(&bytes[b..])
+            )
+        });
+    prop_oneof![skeleton, spliced]
+}

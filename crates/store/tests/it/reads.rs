@@ -262,3 +262,26 @@ fn find_request_finds_only_the_appends_that_carried_the_id() {
         );
     }
 }
+
+/// Reads from the far end of the number range, in both stores: nothing,
+/// and no overflow on the way (a debug build panicked in `MemoryStore`).
+#[test]
+fn reads_from_the_largest_version_and_position_find_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let stores: [Box<dyn EventStore>; 2] = [
+        Box::new(open(dir.path(), Durability::None)),
+        Box::new(MemoryStore::default()),
+    ];
+    for store in stores {
+        let id = game("far");
+        store
+            .append(&id, 0, &RequestId::none(), &[event(b"a"), event(b"b")])
+            .unwrap();
+        for from in [3, u64::MAX - 1, u64::MAX] {
+            assert_eq!(store.read_game(&id, from).unwrap(), [], "read_game from {from}");
+            assert_eq!(store.read_all(from, 10).unwrap(), [], "read_all from {from}");
+        }
+        assert_eq!(store.read_game(&id, 2).unwrap().len(), 1);
+        assert_eq!(store.read_all(2, usize::MAX).unwrap().len(), 1);
+    }
+}

@@ -5,8 +5,20 @@ use std::sync::Arc;
 
 use carcassonne_store::*;
 
+/// Whether the slow tests run: `CARCASSONNE_SLOW_TESTS` unset, empty or
+/// `0` runs the default ones, `1` the slow ones. Any other value stops the
+/// test with a message rather than guessing what was meant. The engine's and
+/// the store's tests read the variable with this same function.
 pub fn slow_tests() -> bool {
-    std::env::var_os("CARCASSONNE_SLOW_TESTS").is_some_and(|value| value == "1")
+    const NAME: &str = "CARCASSONNE_SLOW_TESTS";
+    match std::env::var(NAME) {
+        Err(std::env::VarError::NotPresent) => false,
+        Ok(value) if value.is_empty() || value == "0" => false,
+        Ok(value) if value == "1" => true,
+        other => panic!(
+            "{NAME} is {other:?}: set it to 1 for the slow tests, or to 0 (or leave it unset) for the default ones"
+        ),
+    }
 }
 
 pub fn game(id: &str) -> GameId {

@@ -355,6 +355,129 @@ fn b_e1_the_game_ends_when_the_last_tile_is_discarded() {
     assert_eq!(t.effects.last(), Some(&Effect::Finished));
 }
 
+/// Plays every decision with the first listed command, to the end; fails
+/// on a decision without a choice or a game that does not end.
+fn play_out(game: &mut Game) {
+    let mut events = Vec::new();
+    game.run_automatic(&mut events, &mut ());
+    for _ in 0..1000 {
+        let Some(actor) = game.pending().actor() else {
+            return;
+        };
+        let choices = game.legal_commands();
+        assert!(!choices.is_empty(), "{:?} has no legal command", game.pending());
+        game.execute(actor, &choices[0], &mut ()).unwrap();
+    }
+    panic!("the game does not end: {:?}", game.pending());
+}
+
+#[test]
+fn b_e1_a_bag_without_tiles_ends_the_game_at_once_with_final_scoring() {
+    for (name, rules) in [("base", Rules::default()), ("count", super::count())] {
+        for tiles in [vec![], vec![(kind("A"), 0)]] {
+            for seed in [None, Some(Seed::from_u64(1))] {
+                let setup = Setup {
+                    rules,
+                    players: names(3),
+                    tiles: Some(tiles.clone()),
+                    seed,
+                };
+                assert_eq!(Game::check_setup(&setup), Ok(()));
+                let mut effects = Vec::new();
+                let mut game = Game::new(setup.clone());
+                assert!(game.is_finished(), "{name} {tiles:?}: B-E1: no tile, no turn");
+                assert_eq!(game.pending().actor(), None);
+                assert!(game.legal_commands().is_empty());
+                assert_eq!(game.scores(), [0, 0, 0]);
+                // The fold of the creation says so too, with its effect.
+                game.apply_observed(&Event::Created(setup), &mut effects);
+                assert!(game.is_finished());
+                assert_eq!(effects, [Effect::Finished], "{name}: final scoring ran");
+            }
+        }
+    }
+    // A record of such a game is finished with no turn, as the record
+    // format says of a record that used up its bag.
+    let record = r#"{"format": "carcassonne-record/1", "players": ["Ada", "Brun"],
+        "tiles": {"A": 0}, "turns": [], "final_scores": [0, 0]}"#;
+    let replay = record::Record::parse(record).unwrap().verify().unwrap();
+    assert!(replay.game.is_finished());
+    assert!(replay.effects.contains(&(0, Effect::Finished)));
+}
+
+#[test]
+fn b_e1_a_bag_of_only_river_tiles_ends_after_the_river() {
+    // No land tile: the river (R-2) is the whole game, and it ends.
+    for count in [false, true] {
+        let rules = if count {
+            super::river().with(Expansion::Count)
+        } else {
+            super::river()
+        };
+        let mut game = Game::new(Setup {
+            rules,
+            players: names(2),
+            tiles: Some(vec![]),
+            seed: Some(Seed::from_u64(7)),
+        });
+        assert!(!game.is_finished(), "the river's 11 tiles are to play");
+        play_out(&mut game);
+        assert!(game.is_finished(), "count {count}: B-E1");
+        assert_eq!(game.bag_left(), 0);
+    }
+}
+
+#[test]
+fn b_fs1_a_city_of_300_pennants_scores_601() {
+    // 300 C tiles (four city edges and a pennant each), each at the first
+    // legal placement: they all join the start tile's city, which stays
+    // open. Seat 0's knight on the first C makes it theirs: B-FS1 gives 1
+    // per tile and 1 per pennant, 301 + 300 = 601 (an 8-bit pennant
+    // counter would wrap to 44: 345).
+    let c = kind("C");
+    for seed in [None, Some(Seed::from_u64(3))] {
+        let mut game = Game::new(Setup {
+            rules: Rules::default(),
+            players: names(2),
+            tiles: Some(vec![(c, 300)]),
+            seed,
+        });
+        let mut effects = Vec::new();
+        game.run_automatic(&mut Vec::new(), &mut effects);
+        let mut knight = true;
+        while let Some(actor) = game.pending().actor() {
+            let command = match game.pending() {
+                Pending::Draw { .. } => Command::Draw(c),
+                Pending::PlaceTile { .. } => {
+                    let p = game.legal_placements()[0];
+                    Command::PlaceTile {
+                        pos: p.pos,
+                        rotation: p.rotation,
+                    }
+                }
+                Pending::PlaceFollower { .. } if knight => {
+                    knight = false;
+                    Command::PlaceFollower(Some(Place::Edge(Dir::N)))
+                }
+                Pending::PlaceFollower { .. } => Command::PlaceFollower(None),
+                other => panic!("{other:?}"),
+            };
+            game.execute(actor, &command, &mut effects).unwrap();
+        }
+        assert_eq!(game.tiles().len(), 301);
+        assert_eq!(game.scores(), [601, 0], "B-FS1: 301 tiles and 300 pennants");
+        let city = effects.iter().find_map(|e| match e {
+            Effect::Scored(ScoreChange {
+                scored: Scored::Feature(f),
+                rule,
+                ..
+            }) if *rule == id::B_FS1 => Some((u32::from(f.tiles), u32::from(f.pennants))),
+            _ => None,
+        });
+        assert_eq!(city, Some((301, 300)));
+    }
+}
+
 #[test]
 fn b_e1_tied_players_share_the_win() {
     // Both knights in one city of 10 points (seed 001, see seeds.rs).

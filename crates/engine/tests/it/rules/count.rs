@@ -441,6 +441,41 @@ fn c_5_a_deploy_may_move_the_count_to_any_quarter_or_leave_it() {
 }
 
 #[test]
+fn c_5_the_count_cannot_move_to_the_quarter_where_it_stands() {
+    // Seat 0's thief on the U north of CO4; seat 1's W closes its road:
+    // seat 1 may deploy, and the count stands in the castle (C-1).
+    let mut t = given(&["U 1 2 90 N", "W 1 3 0"]).rules(count()).play();
+    assert_eq!(t.count(), "castle");
+    for quarter in Quarter::ALL {
+        let staying = Command::DeployToCarcassonne {
+            quarter,
+            count: Some(Quarter::Castle),
+        };
+        assert!(
+            !t.game.legal_commands().contains(&staying),
+            "C-5: staying is listed once, as no count"
+        );
+        let err = rejects(&mut t, seat(1), staying);
+        assert_eq!(err.rule_id(), Some(id::C_5), "{err}");
+    }
+    // Staying is written as no count; moving elsewhere is a move.
+    t.turn("deploy 1 castle");
+    assert_eq!(t.count(), "castle", "C-5: the count stays");
+
+    // A record that "moves" the count where it stands is refused alike.
+    let record = r#"{"format": "carcassonne-record/1", "rules": {"count": true},
+        "players": ["Ada", "Brun"], "tiles": {"U": 1, "W": 1, "E": 1},
+        "turns": [{"tile": "U", "x": 1, "y": 2, "rotation": 90, "follower": "N"},
+                  {"tile": "W", "x": 1, "y": 3, "rotation": 0,
+                   "carcassonne": {"quarter": "market", "count": "castle"}}]}"#;
+    let err = Record::parse(record).unwrap().replay().unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        "turn 1: C-5: the count already stands in the castle: to leave it there, name no count"
+    );
+}
+
+#[test]
 fn cd_1_a_placer_outnumbered_in_the_feature_did_not_score_and_may_deploy() {
     // Seat 1 has two knights in the castle (the count is in the market).
     // Seat 0 knights the G and closes the city with the E; seat 1 moves
@@ -779,8 +814,9 @@ fn cd_11_moves_may_reach_features_on_the_city_tiles() {
     assert_eq!(t.scored()[3], (vec![1], 2, id::B_S4), "CD-11: the city via CO12");
     assert_eq!(
         t.followers(),
-        [(1, 1, 0, "Ne")],
-        "CD-11: a farmer on CO8 (by its field's canonical name), by a final-round move"
+        [(1, 1, 1, "Ne")],
+        "CD-11: a farmer on the field named by CO8, by a final-round move; it stands where \
+         the field's canonical target is, on its first tile CO4 (the move chooses a feature)"
     );
     let mut farmers: Vec<_> = t
         .scored()

@@ -60,6 +60,26 @@ fn b_t1_rejects_a_placement_that_touches_no_tile() {
 }
 
 #[test]
+fn b_t1_rejects_a_placement_at_the_extremes_of_the_coordinates() {
+    // Far cells are asked about before any rule refuses them: the board's
+    // arithmetic on them must not overflow (a debug build panicked).
+    let mut t = table(&[("U", 1)]);
+    t.draw("U");
+    for (x, y) in [
+        (i32::MIN, 0),
+        (0, i32::MIN),
+        (i32::MAX, i32::MAX),
+        (i32::MIN, i32::MAX),
+    ] {
+        let err = rejects(&mut t, Actor::Seat(Seat(0)), place_tile(x, y, 0));
+        assert_eq!(
+            err,
+            rule(id::B_T1, &format!("U at ({x},{y}) touches no placed tile"))
+        );
+    }
+}
+
+#[test]
 fn b_t1_rejects_an_edge_mismatch_naming_both_edges() {
     // The road runs east from D to the V at (4,0), turns south into the J at
     // (4,-1), whose city faces west onto (3,-1).
