@@ -46,8 +46,8 @@ pub struct ReplayArgs {
     game: String,
     #[command(flatten)]
     connection: Connection,
-    /// The version to start at (2 is the game's creation).
-    #[arg(long, default_value_t = 2)]
+    /// The version to start at (1 is the game's creation).
+    #[arg(long, default_value_t = 1)]
     from: i64,
 }
 
@@ -125,11 +125,11 @@ impl Client {
     async fn replay(
         &mut self,
         from: i64,
-        to: i64,
+        to: Option<i64>,
     ) -> anyhow::Result<tonic::Streaming<proto::ReplayGameResponse>> {
         let request = self.request(proto::ReplayGameRequest {
             name: self.name.clone(),
-            from_version: from,
+            from_version: Some(from),
             to_version: to,
             interval_ms: 0,
         })?;
@@ -144,8 +144,8 @@ impl Client {
     /// The game at `version` with the event that led to it (none for the
     /// creation).
     async fn step(&mut self, version: i64) -> anyhow::Result<Step> {
-        if version > 2 {
-            let mut stream = self.replay(version - 1, version).await?;
+        if version > 1 {
+            let mut stream = self.replay(version - 1, Some(version)).await?;
             if let Some(step) = stream.message().await.map_err(status)?
                 && let Some(game) = step.game
             {
@@ -207,13 +207,13 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
     let screen = Screen {
         terminal: std::io::stdout().is_terminal(),
     };
-    // 0: from the game as it is now; after falling behind, where we were.
-    let mut from = 0;
+    // None: from the game as it is now; after falling behind, where we were.
+    let mut from = None;
     loop {
         let request = client.request(proto::WatchGameRequest {
             name: client.name.clone(),
             from_version: from,
-            keep_alive_seconds: 0,
+            keep_alive_ms: 0,
         })?;
         let mut stream = client
             .watch
@@ -233,13 +233,13 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                 }
                 Some(W::FellBehind(version)) => {
                     // Too slow: resume from the last version seen.
-                    from = version;
+                    from = Some(version);
                     fell_behind = true;
                     break;
                 }
                 Some(W::KeepAlive(_)) | None => continue,
             };
-            from = game.version;
+            from = Some(game.version);
             screen.show(&draw::frame(&Frame {
                 game: &game,
                 event: event.as_ref(),
@@ -326,7 +326,7 @@ impl Replay {
                 if finished {
                     break;
                 }
-                self.ahead = Some(self.client.replay(version, 0).await?);
+                self.ahead = Some(self.client.replay(version, None).await?);
             }
             let Some(stream) = self.ahead.as_mut() else { break };
             match stream.message().await.map_err(status)? {

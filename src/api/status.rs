@@ -34,6 +34,9 @@ pub enum ApiError {
     /// A retried creation: the game exists, and its tokens were shown once.
     #[error("{0} was already created by this request id; its seat tokens were shown once")]
     AlreadyExists(String),
+    /// A creation's request id sent again with other fields.
+    #[error("{0}")]
+    RequestIdReused(String),
     #[error("{0}")]
     Exhausted(String),
     #[error("the server is shutting down")]
@@ -81,6 +84,7 @@ impl ApiError {
             ApiError::NotYourTurn { .. } => (Code::PermissionDenied, "NOT_YOUR_TURN"),
             ApiError::NotFound(_) => (Code::NotFound, "GAME_NOT_FOUND"),
             ApiError::AlreadyExists(_) => (Code::AlreadyExists, "GAME_ALREADY_CREATED"),
+            ApiError::RequestIdReused(_) => (Code::AlreadyExists, "REQUEST_ID_REUSED"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),

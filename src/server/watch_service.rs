@@ -22,6 +22,7 @@ use super::feed::Feeds;
 use super::game_watch;
 use super::viewer::{self, Viewer};
 use crate::api::status::ApiError;
+use crate::api::version::{self, Start};
 use crate::api::view;
 use crate::games::stored::Loaded;
 use crate::games::{Games, store_error};
@@ -61,22 +62,40 @@ impl WatchService {
     }
 }
 
-fn keep_alive(seconds: u32) -> Result<Duration, ApiError> {
-    match seconds {
-        0 => Ok(Duration::from_secs(15)),
-        1..=300 => Ok(Duration::from_secs(u64::from(seconds))),
+fn keep_alive(millis: u32) -> Result<Duration, ApiError> {
+    match millis {
+        0 => Ok(Duration::from_millis(15_000)),
+        1_000..=300_000 => Ok(Duration::from_millis(u64::from(millis))),
         n => Err(ApiError::InvalidArgument {
-            field: "keep_alive_seconds".to_owned(),
-            message: format!("1 to 300, not {n}"),
+            field: "keep_alive_ms".to_owned(),
+            message: format!("1000 to 300000, not {n}"),
         }),
     }
 }
 
-fn version_arg(field: &str, value: i64) -> Result<u64, ApiError> {
-    u64::try_from(value).map_err(|_| ApiError::InvalidArgument {
-        field: field.to_owned(),
-        message: "must not be negative".to_owned(),
+/// WatchGame's `from_version` as `game_watch::catch_up` takes it: a stored
+/// seq, 0 for "now".
+fn watch_from(from_version: Option<i64>) -> Result<u64, ApiError> {
+    Ok(match version::game_start("from_version", from_version)? {
+        Start::Now => 0,
+        Start::After(seq) => seq,
     })
+}
+
+/// ReplayGame's versions as stored seqs: after `from`, up to `to` (`None`:
+/// as far as the caller may see).
+fn replay_range(from_version: Option<i64>, to_version: Option<i64>) -> Result<(u64, Option<u64>), ApiError> {
+    let from = match version::game_start("from_version", from_version)? {
+        Start::After(seq) => seq,
+        Start::Now => {
+            return Err(ApiError::InvalidArgument {
+                field: "from_version".to_owned(),
+                message: "required: 1 replays from the creation on".to_owned(),
+            });
+        }
+    };
+    let to = to_version.map(|v| version::to_seq("to_version", v)).transpose()?;
+    Ok((from, to))
 }
 
 #[tonic::async_trait]
@@ -92,8 +111,8 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let from = version_arg("from_version", r.from_version)?;
-        let every = keep_alive(r.keep_alive_seconds)?;
+        let from = watch_from(r.from_version)?;
+        let every = keep_alive(r.keep_alive_ms)?;
         let (games, feeds) = (self.games.clone(), self.feeds.clone());
         let (live, catch_up, viewer) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let loaded = games.load(&id)?;
@@ -115,12 +134,13 @@ impl proto::watch_service_server::WatchService for WatchService {
         request: Request<proto::WatchServerRequest>,
     ) -> Result<Response<Self::WatchServerStream>, Status> {
         let r = request.into_inner();
-        let every = keep_alive(r.keep_alive_seconds)?;
+        let every = keep_alive(r.keep_alive_ms)?;
+        let start = version::position_start(r.from_position)?;
         let store = self.store();
         let live = store.subscribe_all();
-        let from = match r.from_position {
-            -1 => store.last_position(),
-            p => version_arg("from_position", p)?,
+        let from = match start {
+            Start::Now => store.last_position(),
+            Start::After(position) => position,
         };
         let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
         let games = self.games.clone();
@@ -135,8 +155,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let from = version_arg("from_version", r.from_version)?;
-        let to = version_arg("to_version", r.to_version)?;
+        let (from, to) = replay_range(r.from_version, r.to_version)?;
         if r.interval_ms > 60_000 {
             return Err(ApiError::InvalidArgument {
                 field: "interval_ms".to_owned(),
@@ -151,11 +170,14 @@ impl proto::watch_service_server::WatchService for WatchService {
             let (now, _) = games.history(&id, None)?;
             let viewer = Viewer::of(token.as_deref(), &now)?;
             let visible = viewer.visible(now.version, now.game.is_finished(), now.info.spectator_delay);
-            let to = if to == 0 { visible } else { to };
+            let to = to.unwrap_or(visible);
             if to > visible || from > to {
                 return Err(ApiError::InvalidArgument {
                     field: "to_version".to_owned(),
-                    message: format!("from_version <= to_version <= {visible}, the version you may see"),
+                    message: format!(
+                        "from_version <= to_version <= {}, the version you may see",
+                        version::of_seq(visible)
+                    ),
                 });
             }
             let stored = games.store().read_game(&id, 1).map_err(store_error)?;
@@ -214,7 +236,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let version = version_arg("version", r.version)?;
+        let version = version::to_seq("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             // Fresh from the store: a watcher may have seen an event the
@@ -225,7 +247,11 @@ impl proto::watch_service_server::WatchService for WatchService {
             if !(2..=visible).contains(&version) {
                 return Err(ApiError::InvalidArgument {
                     field: "version".to_owned(),
-                    message: format!("between 2 and {visible}, the version you may see, not {version}"),
+                    message: format!(
+                        "between 1 and {}, the version you may see, not {}",
+                        version::of_seq(visible),
+                        version::of_seq(version)
+                    ),
                 });
             }
             let (loaded, _) = games.history(&id, Some(version))?;
@@ -367,6 +393,6 @@ async fn classify(games: &Arc<Games>, event: &StoredEvent) -> Option<proto::Serv
         position: event.position as i64,
         name: format!("games/{}", event.game),
         change: change as i32,
-        version: event.seq as i64,
+        version: version::of_seq(event.seq),
     })
 }

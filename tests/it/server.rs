@@ -87,7 +87,7 @@ pub fn create_request(
             expansions: expansions.iter().map(|e| *e as i32).collect(),
             ..Default::default()
         }),
-        seed: vec![seed; 32],
+        seed: hex(&[seed; 32]),
         tiles: Vec::new(),
         spectator_delay: 0,
     }
@@ -411,19 +411,28 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         .game
         .unwrap();
     assert_eq!(now.version, first.version);
-    // A retried creation finds its game and does not make another.
-    let status = client
+    // A retried creation gets the first answer, tokens included, and makes
+    // no other game; the same request id with other fields is refused.
+    let again = client
         .create_game(create_request("errors", 2, &[], 1))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.game.unwrap().name, name);
+    let again_tokens: Vec<String> = again.tokens.iter().map(|t| t.token.clone()).collect();
+    assert_eq!(again_tokens, tokens);
+    let status = client
+        .create_game(create_request("errors", 2, &[], 2))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
-    assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
+    assert_eq!(reason(&status), "REQUEST_ID_REUSED");
     // Bad creations.
     let mut one_player = create_request("c2", 1, &[], 1);
     let status = client.create_game(one_player.clone()).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     one_player.players = vec!["A".into(), "B".into()];
-    one_player.seed = vec![1; 5];
+    one_player.seed = "0102".to_owned();
     let status = client.create_game(one_player).await.unwrap_err();
     assert!(status.message().contains("seed"), "{status:?}");
     server.stop().await;
@@ -645,6 +654,31 @@ async fn reflection_lists_the_services_and_health_says_serving() {
         ),
         "{response:?}"
     );
+    // What grpcurl asks to print an error's detail: google.rpc.ErrorInfo,
+    // and the file it imports.
+    for message_request in [
+        MessageRequest::FileContainingSymbol("google.rpc.ErrorInfo".into()),
+        MessageRequest::FileByFilename("google/protobuf/duration.proto".into()),
+    ] {
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(message_request),
+        };
+        let response = reflection
+            .server_reflection_info(tokio_stream::iter(vec![request]))
+            .await
+            .unwrap()
+            .into_inner()
+            .message()
+            .await
+            .unwrap()
+            .unwrap();
+        let Some(MessageResponse::FileDescriptorResponse(files)) = response.message_response else {
+            panic!("not resolved: {response:?}")
+        };
+        let text = String::from_utf8_lossy(&files.file_descriptor_proto.concat()).into_owned();
+        assert!(text.contains("ErrorInfo") || text.contains("Duration"), "{text}");
+    }
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
     let answer = health
@@ -658,5 +692,37 @@ async fn reflection_lists_the_services_and_health_says_serving() {
         answer.status,
         tonic_health::pb::health_check_response::ServingStatus::Serving as i32
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_creation_answers_with_the_first_answer_until_the_server_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let client = server.client().await;
+    // Racing retries of one creation: all get the same answer.
+    let calls = (0..8).map(|_| {
+        let mut client = client.clone();
+        tokio::spawn(async move { client.create_game(create_request("retried", 3, &[], 4)).await })
+    });
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await.unwrap().unwrap().into_inner());
+    }
+    assert!(
+        answers.iter().all(|a| a == &answers[0]),
+        "one answer for every retry"
+    );
+    assert_eq!(answers[0].tokens.len(), 3);
+    server.stop().await;
+    // After a restart the tokens are gone: only their hashes were stored.
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let status = client
+        .create_game(create_request("retried", 3, &[], 4))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::AlreadyExists);
+    assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
     server.stop().await;
 }
