@@ -726,3 +726,71 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
     assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
     server.stop().await;
 }
+
+/// Every page of a listing, in order, with whether each had a next token.
+async fn all_pages(
+    client: &mut GameServiceClient<Channel>,
+    status: proto::GameStatus,
+    page_size: u32,
+) -> Vec<(Vec<String>, bool)> {
+    let mut pages = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(proto::ListGamesRequest {
+                status: status as i32,
+                page_size,
+                page_token,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let more = !page.next_page_token.is_empty();
+        pages.push((page.games.into_iter().map(|g| g.name).collect(), more));
+        if !more {
+            return pages;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_pages_are_full_but_the_last_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut tokens = std::collections::HashMap::new();
+    for i in 0..12 {
+        let mut request = create_request(&format!("listed-{i}"), 2, &[], 1);
+        // Two tiles: a game played to its end in a few actions.
+        request.tiles = vec![proto::TileCount {
+            kind: "A".into(),
+            count: 2,
+        }];
+        let created = client.create_game(request).await.unwrap().into_inner();
+        let seat_tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+        tokens.insert(created.game.unwrap().name, seat_tokens);
+    }
+    let all: Vec<String> = all_pages(&mut client, proto::GameStatus::Unspecified, 100)
+        .await
+        .into_iter()
+        .flat_map(|(names, _)| names)
+        .collect();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted, "in the order of their names");
+    assert_eq!(all.len(), 12);
+    // The first game by name finishes; the others run.
+    play_to_end(&mut client, &all[0], &tokens[&all[0]]).await;
+    assert_eq!(
+        all_pages(&mut client, proto::GameStatus::Finished, 1).await,
+        vec![(vec![all[0].clone()], false)],
+        "one full page and no promise of another"
+    );
+    let running = all_pages(&mut client, proto::GameStatus::Running, 5).await;
+    let sizes: Vec<(usize, bool)> = running.iter().map(|(n, more)| (n.len(), *more)).collect();
+    assert_eq!(sizes, [(5, true), (5, true), (1, false)]);
+    let names: Vec<String> = running.into_iter().flat_map(|(n, _)| n).collect();
+    assert_eq!(names, all[1..]);
+    server.stop().await;
+}
