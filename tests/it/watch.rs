@@ -678,3 +678,84 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     let (snapshot, events) = open.await.unwrap();
     assert_eq!((snapshot, events.len()), (2, 0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_stream_starts_by_one_rule_unset_is_now_and_n_is_after_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, _) = create(&server, "starts", 0, &[]).await;
+    let mut w = watcher(&server).await;
+    let field = |status: &tonic::Status| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        status.message().split(':').next().unwrap_or_default().to_owned()
+    };
+    // Unset: now. The creation and its first draw: version 2.
+    let mut now = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: None,
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = now.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot.version, 2);
+    // 1, the creation, is the earliest start of a game's stream; 0 is no
+    // version of a game.
+    let status = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: Some(0),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_version");
+    let status = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: None,
+            to_version: None,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_version");
+    let mut whole = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: Some(1),
+            to_version: None,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = whole.next().await.unwrap().unwrap();
+    assert_eq!(first.event.unwrap().version, 2, "the first draw follows the creation");
+    // Positions: 0 is the store's beginning, negatives are refused.
+    let status = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: Some(-1),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_position");
+    // Durations are milliseconds, at least a second between keep-alives.
+    let status = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: None,
+            keep_alive_ms: 999,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "keep_alive_ms");
+    server.stop().await;
+}
