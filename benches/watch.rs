@@ -291,7 +291,7 @@ async fn fan_out(settings: &Settings, addr: SocketAddr) -> (FanOut, String) {
             tokio::spawn(watch_to_end(
                 channels[i % channels.len()].clone(),
                 game.name.clone(),
-                game.version,
+                Some(game.version),
                 ready_tx.clone(),
             ))
         })

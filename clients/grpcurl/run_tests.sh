@@ -95,7 +95,7 @@ if refused="$(g -H "authorization: Bearer $token1" \
 fi
 grep -q "PermissionDenied" <<<"$refused" || fail "expected PermissionDenied: $refused"
 # The reason a program branches on, decoded from the ErrorInfo detail.
-grep -q '"reason": "NOT_YOUR_TURN"' <<<"$refused" || fail "no ErrorInfo reason in: $refused"
+grep -Eq '"reason": *"NOT_YOUR_TURN"' <<<"$refused" || fail "no ErrorInfo reason in: $refused"
 if grep -q "not recognized" <<<"$refused"; then fail "ErrorInfo not resolved: $refused"; fi
 
 echo "== Act"

@@ -9,8 +9,10 @@ use carcassonne_engine::{
 use super::status::ApiError;
 use crate::proto;
 
-/// Longest accepted request id, game id or player name.
+/// Longest accepted request id.
 pub const MAX_ID: usize = 128;
+/// Longest game id (the `{id}` of `games/{id}`), as the store keeps it.
+pub const MAX_GAME_ID: usize = carcassonne_store::MAX_GAME_ID_LEN;
 pub const MAX_NAME: usize = 64;
 /// Coordinates beyond this are refused before the engine sees them.
 pub const MAX_COORD: i32 = 10_000;
@@ -27,22 +29,22 @@ pub fn game_name(name: &str) -> Result<String, ApiError> {
     let id = name
         .strip_prefix("games/")
         .ok_or_else(|| invalid("name", format!("expected \"games/{{id}}\", found {name:?}")))?;
-    check_id("name", id)?;
+    check_id("name", id, MAX_GAME_ID)?;
     Ok(id.to_owned())
 }
 
-fn check_id(field: &str, id: &str) -> Result<(), ApiError> {
-    if id.is_empty() || id.len() > MAX_ID || !id.chars().all(|c| c.is_ascii_graphic()) {
+fn check_id(field: &str, id: &str, max: usize) -> Result<(), ApiError> {
+    if id.is_empty() || id.len() > max || !id.chars().all(|c| c.is_ascii_graphic()) {
         return Err(invalid(
             field,
-            format!("must be 1 to {MAX_ID} printable ASCII characters"),
+            format!("must be 1 to {max} printable ASCII characters"),
         ));
     }
     Ok(())
 }
 
 pub fn request_id(id: &str) -> Result<String, ApiError> {
-    check_id("request_id", id)?;
+    check_id("request_id", id, MAX_ID)?;
     Ok(id.to_owned())
 }
 

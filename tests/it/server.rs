@@ -427,6 +427,15 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
     assert_eq!(reason(&status), "REQUEST_ID_REUSED");
+    // A game id is at most 64 characters, and the error says so.
+    let status = client
+        .get_game(proto::GetGameRequest {
+            name: format!("games/{}", "x".repeat(100)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("1 to 64 "), "{status:?}");
     // Bad creations.
     let mut one_player = create_request("c2", 1, &[], 1);
     let status = client.create_game(one_player.clone()).await.unwrap_err();

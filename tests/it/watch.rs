@@ -738,7 +738,11 @@ async fn every_stream_starts_by_one_rule_unset_is_now_and_n_is_after_n() {
         .unwrap()
         .into_inner();
     let first = whole.next().await.unwrap().unwrap();
-    assert_eq!(first.event.unwrap().version, 2, "the first draw follows the creation");
+    assert_eq!(
+        first.event.unwrap().version,
+        2,
+        "the first draw follows the creation"
+    );
     // Positions: 0 is the store's beginning, negatives are refused.
     let status = w
         .watch_server(proto::WatchServerRequest {
