@@ -393,6 +393,8 @@ async fn classify(games: &Arc<Games>, event: &StoredEvent) -> Option<proto::Serv
         position: event.position as i64,
         name: format!("games/{}", event.game),
         change: change as i32,
-        version: version::of_seq(event.seq),
+        // The opening and the creation are one append: a game is created
+        // at version 1.
+        version: version::of_seq(event.seq.max(2)),
     })
 }

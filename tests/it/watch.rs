@@ -744,6 +744,25 @@ async fn every_stream_starts_by_one_rule_unset_is_now_and_n_is_after_n() {
         "the first draw follows the creation"
     );
     // Positions: 0 is the store's beginning, negatives are refused.
+    let mut lobby = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: Some(0),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchServerResponse {
+        message: Some(proto::watch_server_response::Message::Event(created)),
+    })) = lobby.next().await
+    else {
+        panic!("no creation")
+    };
+    assert_eq!(
+        (created.name.as_str(), created.change, created.version),
+        (name.as_str(), proto::GameChange::Created as i32, 1),
+        "a game is created at version 1"
+    );
     let status = w
         .watch_server(proto::WatchServerRequest {
             from_position: Some(-1),
