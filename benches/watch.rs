@@ -210,7 +210,7 @@ struct Received {
 async fn watch_to_end(
     channel: Channel,
     name: String,
-    from: i64,
+    from: Option<i64>,
     ready: tokio::sync::mpsc::Sender<()>,
 ) -> Received {
     let mut client = WatchServiceClient::new(channel);
@@ -218,7 +218,7 @@ async fn watch_to_end(
         .watch_game(proto::WatchGameRequest {
             name,
             from_version: from,
-            keep_alive_seconds: 0,
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -296,7 +296,7 @@ async fn fan_out(settings: &Settings, addr: SocketAddr) -> (FanOut, String) {
             tokio::spawn(watch_to_end(
                 channels[i % channels.len()].clone(),
                 game.name.clone(),
-                game.version,
+                Some(game.version),
                 ready_tx.clone(),
             ))
         })
@@ -359,8 +359,8 @@ async fn replay_once(channel: Channel, name: &str) -> (Vec<proto::ReplayGameResp
     let mut stream = client
         .replay_game(proto::ReplayGameRequest {
             name: name.to_owned(),
-            from_version: 0,
-            to_version: 0,
+            from_version: Some(1),
+            to_version: None,
             interval_ms: 0,
         })
         .await
@@ -588,7 +588,7 @@ async fn open_watchers(channels: &[Channel], names: &[String]) -> Vec<tokio::tas
             tokio::spawn(watch_to_end(
                 channels[i % channels.len()].clone(),
                 name.clone(),
-                0,
+                None,
                 ready_tx.clone(),
             ))
         })

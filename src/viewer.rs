@@ -26,11 +26,11 @@ use input::{Command, RawTerminal};
 /// The API's version numbers as the viewer uses them, in one place.
 pub mod versions {
     /// The version of a game's creation: the first a client sees.
-    pub const CREATION: i64 = 2;
+    pub const CREATION: i64 = 1;
     /// WatchGame's `from_version` for "from the game as it is now".
-    pub const WATCH_FROM_NOW: i64 = 0;
+    pub const WATCH_FROM_NOW: Option<i64> = None;
     /// ReplayGame's `to_version` for "to the last event".
-    pub const REPLAY_TO_END: i64 = 0;
+    pub const REPLAY_TO_END: Option<i64> = None;
 }
 
 /// How frames are drawn.
@@ -160,11 +160,11 @@ impl Client {
     async fn replay(
         &mut self,
         from: i64,
-        to: i64,
+        to: Option<i64>,
     ) -> anyhow::Result<tonic::Streaming<proto::ReplayGameResponse>> {
         let request = self.request(proto::ReplayGameRequest {
             name: self.name.clone(),
-            from_version: from,
+            from_version: Some(from),
             to_version: to,
             interval_ms: 0,
         })?;
@@ -180,7 +180,7 @@ impl Client {
     /// creation).
     async fn step(&mut self, version: i64) -> anyhow::Result<Step> {
         if version > versions::CREATION {
-            let mut stream = self.replay(version - 1, version).await?;
+            let mut stream = self.replay(version - 1, Some(version)).await?;
             if let Some(step) = stream.message().await.map_err(status)?
                 && let Some(game) = step.game
             {
@@ -363,7 +363,7 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
         let request = client.request(proto::WatchGameRequest {
             name: client.name.clone(),
             from_version: from,
-            keep_alive_seconds: 0,
+            keep_alive_ms: 0,
         })?;
         let mut stream = client
             .watch
@@ -386,13 +386,13 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                         }
                         Some(W::FellBehind(version)) => {
                             // Too slow: resume from the last version seen.
-                            from = version;
+                            from = Some(version);
                             fell_behind = true;
                             break;
                         }
                         Some(W::KeepAlive(_)) | None => continue,
                     };
-                    from = game.version;
+                    from = Some(game.version);
                     if game.status() == proto::GameStatus::Finished {
                         return show_the_end(&mut screen, &mut view, &Step { game, event });
                     }

@@ -49,8 +49,12 @@ impl Rng {
         (self.next() % n as u64) as usize
     }
 
-    pub fn seed(&mut self) -> Vec<u8> {
-        (0..4).flat_map(|_| self.next().to_le_bytes()).collect()
+    /// A game seed as the API takes it: 64 hex digits.
+    pub fn seed(&mut self) -> String {
+        (0..4)
+            .flat_map(|_| self.next().to_le_bytes())
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 

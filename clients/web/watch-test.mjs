@@ -43,8 +43,9 @@ const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 const STREAM_TIMEOUT_MS = 10_000;
 const TEST_TIMEOUT_MS = 120_000;
-// A fixed seed (32 bytes), so that every run plays the same game.
-const SEED = new Uint8Array(32).map((_, i) => i + 1);
+// A fixed seed (32 bytes, as 64 hex digits like every seed of the API), so
+// that every run plays the same game.
+const SEED = Array.from({ length: 32 }, (_, i) => (i + 1).toString(16).padStart(2, "0")).join("");
 
 class TestFailure extends Error {}
 function check(condition, message) {
@@ -231,7 +232,7 @@ function watch(watchClient, name, fromVersion) {
   state.done = (async () => {
     try {
       for await (const msg of watchClient.watchGame(
-        { name, fromVersion, keepAliveSeconds: 1 },
+        { name, fromVersion, keepAliveMs: 1000 },
         { signal: abort.signal },
       )) {
         state.messages.push(msg);
@@ -344,9 +345,15 @@ async function run(server) {
   const pick = rng(7);
   const expected = []; // {event, pending, scores} for each event Act returned
   let version = game.version;
+  let readerSeat = 0;
   let finished = false;
   for (let i = 0; i < ACTIONS; i++) {
-    const legal = await games.getLegalActions({ name: game.name });
+    // A seat's program reads with its token (seat 0 decides first): a
+    // spectator of a delayed game would see an earlier version.
+    const legal = await games.getLegalActions(
+      { name: game.name },
+      { headers: { authorization: `Bearer ${tokens.get(readerSeat)}` } },
+    );
     check(
       legal.version === version,
       `GetLegalActions is at version ${legal.version}, expected ${version}`,
@@ -383,6 +390,7 @@ async function run(server) {
         `(${res.events.length} event${res.events.length === 1 ? "" : "s"})`,
     );
     version = res.version;
+    readerSeat = res.game?.pending?.seat ?? 0;
     if (res.game.status === GameStatus.FINISHED) {
       finished = true;
       break;

@@ -145,16 +145,14 @@ pub fn bag(tiles: &[proto::TileCount]) -> Result<Option<Vec<(TileKind, u16)>>, A
     Ok(Some(bag))
 }
 
-pub fn seed(bytes: &[u8]) -> Result<Option<engine::Seed>, ApiError> {
-    match bytes.len() {
-        0 => Ok(None),
-        32 => {
-            let mut seed = [0; 32];
-            seed.copy_from_slice(bytes);
-            Ok(Some(engine::Seed(seed)))
-        }
-        n => Err(invalid("seed", format!("must be empty or 32 bytes, not {n}"))),
+/// A seed as every message shows one: 64 hex digits (32 bytes), or empty.
+pub fn seed(hex: &str) -> Result<Option<engine::Seed>, ApiError> {
+    if hex.is_empty() {
+        return Ok(None);
     }
+    engine::Seed::from_hex(hex)
+        .map(Some)
+        .ok_or_else(|| invalid("seed", "must be empty or 64 hex digits (32 bytes)"))
 }
 
 fn position(field: &str, p: Option<&proto::Position>) -> Result<Pos, ApiError> {

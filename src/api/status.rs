@@ -66,11 +66,12 @@ pub enum ApiError {
     /// A retried creation: the game exists, and its tokens were shown once.
     #[error("{0} was already created by this request id; its seat tokens were shown once")]
     AlreadyExists(String),
-    /// A request id this game already met, on another request (another
-    /// seat, action or version): a retry must repeat its request exactly.
+    /// A request id already met on another request (an Act of another
+    /// seat, action or version; a CreateGame with other fields): a retry
+    /// must repeat its request exactly.
     #[error(
-        "request id {} was used for another request of this game (another seat, action or version): \
-         repeat a request exactly to get its answer, or use a new id",
+        "request id {} was already used for another request: repeat a request exactly to get \
+         its answer, or use a new id",
         quote(.0)
     )]
     RequestIdReused(String),

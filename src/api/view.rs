@@ -6,6 +6,7 @@ use carcassonne_engine::{
     self as engine, Effect, Event, FeatureKind, Game, Pending, Place, Quarter, Rules, Scored, SmallCity,
 };
 
+use super::version;
 use crate::proto;
 
 /// What the server knows of a game beside its rules state.
@@ -18,23 +19,23 @@ pub struct GameInfo {
     pub seed_sha256: String,
 }
 
-/// The public view of a game at `version`.
-/// The game as `view` asks: everything, or all but the board
-/// ([`proto::GameView::Basic`]).
-pub fn game_as(info: &GameInfo, version: i64, game: &Game, view: proto::GameView) -> proto::Game {
+/// The game after its stored event `seq` as `view` asks: everything, or
+/// all but the board ([`proto::GameView::Basic`]). Every function here takes
+/// stored seqs and shows API versions ([`version::of_seq`]).
+pub fn game_as(info: &GameInfo, seq: i64, game: &Game, view: proto::GameView) -> proto::Game {
     match view {
-        proto::GameView::Basic => basic(info, version, game),
-        proto::GameView::Full | proto::GameView::Unspecified => self::game(info, version, game),
+        proto::GameView::Basic => basic(info, seq, game),
+        proto::GameView::Full | proto::GameView::Unspecified => self::game(info, seq, game),
     }
 }
 
 /// The game without its board: no tiles, followers, bag or city.
-fn basic(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
+fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
     let finished = game.is_finished();
     let city = game.city();
     proto::Game {
         name: format!("games/{}", info.id),
-        version,
+        version: version::of_seq_i64(seq),
         status: if finished {
             proto::GameStatus::Finished
         } else {
@@ -76,8 +77,8 @@ fn basic(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
     }
 }
 
-/// The whole game as its viewers may see it.
-pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
+/// The whole game after its stored event `seq`, as its viewers may see it.
+pub fn game(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
     let city = game.city();
     proto::Game {
         tiles: game
@@ -123,7 +124,7 @@ pub fn game(info: &GameInfo, version: i64, game: &Game) -> proto::Game {
                 })
                 .collect(),
         }),
-        ..basic(info, version, game)
+        ..basic(info, seq, game)
     }
 }
 
@@ -150,8 +151,10 @@ pub fn rules(rules: Rules) -> proto::RuleOptions {
 pub fn pending(pending: Pending) -> proto::PendingDecision {
     use proto::DecisionKind as K;
     let (kind, tile, placer) = match pending {
-        // The dealer draws at once: clients never see this decision.
-        Pending::Draw { .. } | Pending::Finished => (K::Unspecified, String::new(), 0),
+        // The server draws at once, but a game seen at an earlier version
+        // (a replay, a delayed spectator) may wait for its draw.
+        Pending::Draw { .. } => (K::Draw, String::new(), 0),
+        Pending::Finished => (K::Unspecified, String::new(), 0),
         Pending::PlaceTile { tile, .. } => (K::PlaceTile, tile.name().to_owned(), 0),
         Pending::PlaceFollower { .. } => (K::PlaceFollower, String::new(), 0),
         Pending::Redeploy { placer, .. } => (K::Redeploy, String::new(), u32::from(placer.0)),
@@ -159,7 +162,8 @@ pub fn pending(pending: Pending) -> proto::PendingDecision {
         Pending::FinalRound { .. } => (K::FinalRound, String::new(), 0),
     };
     let seat = match pending {
-        Pending::Finished | Pending::Draw { .. } => 0,
+        Pending::Finished => 0,
+        Pending::Draw { player } => u32::from(player.0),
         other => other.player().map_or(0, |s| u32::from(s.0)),
     };
     proto::PendingDecision {
@@ -251,11 +255,11 @@ pub fn score_change(change: &engine::ScoreChange) -> proto::ScoreChange {
     }
 }
 
-/// An event as everybody may see it, with the effects it caused. `seat` is
+/// Stored event `seq` as everybody may see it, with the effects it caused. `seat` is
 /// who acted, or for a draw, the seat that draws (see [`drawer`]); none for
 /// the creation. `seed_sha256` stands in for the creation's seed.
 pub fn event(
-    version: i64,
+    seq: i64,
     time_ms: i64,
     seat: Option<engine::Seat>,
     event: &Event,
@@ -305,7 +309,7 @@ pub fn event(
         _ => seat.map(|s| u32::from(s.0)),
     };
     proto::GameEvent {
-        version,
+        version: version::of_seq_i64(seq),
         time_ms,
         event: Some(body),
         seat: acted,

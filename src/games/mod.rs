@@ -24,6 +24,7 @@ use tokio::task::JoinHandle;
 use self::cache::Cache;
 use self::stored::{Loaded, Opened, engine_event, new_event};
 use crate::api::status::ApiError;
+use crate::api::version;
 
 /// Locks that serialise, per game, the check for a retried request id and
 /// the write of a new action (striped: a lock covers several games).
@@ -240,42 +241,56 @@ impl Games {
     }
 
     /// Games in id order, `finished` filtering by status (`None`: all).
-    /// Scans a bounded number of store pages per call, so a filter that
-    /// matches rarely returns short pages rather than taking long.
+    /// Every page is full but the last, which has no next token: a page is
+    /// filled from as many store pages as it takes, and a full page looks
+    /// ahead for one more match before it promises another page.
     pub fn list(
         &self,
         finished: Option<bool>,
         page_size: usize,
         page_token: Option<&str>,
     ) -> Result<(Vec<Arc<Loaded>>, Option<String>), ApiError> {
-        const MAX_SCANS: usize = 8;
+        /// Games scanned per store page while looking ahead.
+        const LOOK_AHEAD: usize = 100;
+        let matches = |loaded: &Loaded| finished.is_none_or(|f| loaded.game.is_finished() == f);
         let mut found = Vec::with_capacity(page_size);
         let mut token = page_token.map(str::to_owned);
-        for _ in 0..MAX_SCANS {
-            // Never ask for more than still fits, so no game is skipped
-            // between this page and the next.
-            let page = self
-                .store
-                .list_games(token.as_deref(), page_size - found.len())
-                .map_err(|e| match e {
-                    StoreError::InvalidArgument(_) => ApiError::InvalidArgument {
-                        field: "page_token".to_owned(),
-                        message: "not a token this server gave".to_owned(),
-                    },
-                    other => store_error(other),
-                })?;
+        while found.len() < page_size {
+            // Never ask for more than still fits: when the page fills up,
+            // the store's token then continues right after its last game.
+            let page = self.list_page(token.as_deref(), page_size - found.len())?;
             for summary in &page.games {
                 let loaded = self.current(&summary.game)?;
-                if finished.is_none_or(|f| loaded.game.is_finished() == f) {
+                if matches(&loaded) {
                     found.push(loaded);
                 }
             }
             token = page.next_page_token;
-            if token.is_none() || found.len() == page_size {
-                break;
+            if token.is_none() {
+                return Ok((found, None));
             }
         }
-        Ok((found, token))
+        let mut ahead = token.clone();
+        while let Some(at) = ahead {
+            let page = self.list_page(Some(&at), LOOK_AHEAD)?;
+            for summary in &page.games {
+                if finished.is_none() || matches(&*self.current(&summary.game)?) {
+                    return Ok((found, token));
+                }
+            }
+            ahead = page.next_page_token;
+        }
+        Ok((found, None))
+    }
+
+    fn list_page(&self, token: Option<&str>, size: usize) -> Result<carcassonne_store::GamePage, ApiError> {
+        self.store.list_games(token, size).map_err(|e| match e {
+            StoreError::InvalidArgument(_) => ApiError::InvalidArgument {
+                field: "page_token".to_owned(),
+                message: "not a token this server gave".to_owned(),
+            },
+            other => store_error(other),
+        })
     }
 
     /// The game at an earlier version, with every event's outcome up to it.
@@ -336,8 +351,8 @@ impl Games {
         }
         if expected_version != loaded.version {
             return Err(ApiError::StaleVersion {
-                expected: expected_version as i64,
-                actual: loaded.version as i64,
+                expected: version::of_seq(expected_version),
+                actual: version::of_seq(loaded.version),
             });
         }
         let actor = Actor::Seat(seat);
@@ -362,8 +377,8 @@ impl Games {
             .write(id, loaded.version, request_id, &batch)
             .map_err(|e| match e {
                 StoreError::Conflict { actual, .. } => ApiError::StaleVersion {
-                    expected: expected_version as i64,
-                    actual: actual as i64,
+                    expected: version::of_seq(expected_version),
+                    actual: version::of_seq(actual),
                 },
                 other => store_error(other),
             })?;

@@ -14,9 +14,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+use super::creations::{self, Creations};
 use super::viewer::{self, Viewer, game_id, request_id, token};
 use crate::api::status::ApiError;
-use crate::api::{parse, view};
+use crate::api::{parse, version, view};
 use crate::games::stored::Loaded;
 use crate::games::{Acknowledged, Acted, Acting, Games, NewGame, Outcome, store_error};
 use crate::proto;
@@ -26,6 +27,8 @@ pub struct GameService {
     /// Bounds the calls that touch the store at once; past it, callers get
     /// RESOURCE_EXHAUSTED rather than a queue that grows without end.
     in_flight: Arc<Semaphore>,
+    /// Recent creations, for their retries.
+    creations: Arc<Creations>,
 }
 
 impl GameService {
@@ -33,6 +36,7 @@ impl GameService {
         GameService {
             games,
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
+            creations: Arc::new(Creations::default()),
         }
     }
 
@@ -161,24 +165,37 @@ impl proto::game_service_server::GameService for GameService {
             setup,
             spectator_delay: r.spectator_delay,
         };
-        let created = self
-            .blocking(move |games| games.create(&id, &request_id, new))
-            .instrument(span)
-            .await?;
-        tracing::info!(game = %created.loaded.info.id, "game created");
-        let tokens = created
-            .tokens
-            .into_iter()
-            .enumerate()
-            .map(|(seat, token)| proto::SeatToken {
-                seat: seat as u32,
-                token,
+        let (permit, games) = (self.permit()?, self.games.clone());
+        let key = request_id.as_str().to_owned();
+        // Owns all it needs: it may outlive this call (see `creations`).
+        let create = async move {
+            let created = tokio::task::spawn_blocking(move || {
+                let _permit = permit;
+                games.create(&id, &request_id, new)
             })
-            .collect();
-        Ok(Response::new(proto::CreateGameResponse {
-            game: Some(game_view(&created.loaded)),
-            tokens,
-        }))
+            .await
+            .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+            tracing::info!(game = %created.loaded.info.id, "game created");
+            let tokens = created
+                .tokens
+                .into_iter()
+                .enumerate()
+                .map(|(seat, token)| proto::SeatToken {
+                    seat: seat as u32,
+                    token,
+                })
+                .collect();
+            Ok(proto::CreateGameResponse {
+                game: Some(game_view(&created.loaded)),
+                tokens,
+            })
+        }
+        .instrument(span);
+        let answer = self
+            .creations
+            .create(&key, creations::fingerprint(&r), create)
+            .await?;
+        Ok(Response::new((*answer).clone()))
     }
 
     async fn get_game(
@@ -257,7 +274,7 @@ impl proto::game_service_server::GameService for GameService {
             .instrument(span)
             .await?;
         Ok(Response::new(proto::GetLegalActionsResponse {
-            version: loaded.version as i64,
+            version: version::of_seq(loaded.version),
             pending: Some(view::pending(loaded.game.pending())),
             actions: view::actions(&loaded.game),
         }))
@@ -269,10 +286,7 @@ impl proto::game_service_server::GameService for GameService {
         let id = game_id(&r.name)?;
         let request_id = request_id(&r.request_id)?;
         let command = parse::action(r.action.as_ref())?;
-        let expected = u64::try_from(r.expected_version).map_err(|_| ApiError::InvalidArgument {
-            field: "expected_version".to_owned(),
-            message: "must not be negative".to_owned(),
-        })?;
+        let expected = version::to_seq("expected_version", r.expected_version)?;
         let view = proto::GameView::try_from(r.view).map_err(|_| ApiError::InvalidArgument {
             field: "view".to_owned(),
             message: format!("no game view {}", r.view),
@@ -283,7 +297,7 @@ impl proto::game_service_server::GameService for GameService {
             .instrument(span)
             .await?;
         Ok(Response::new(proto::ActResponse {
-            version: loaded.version as i64,
+            version: version::of_seq(loaded.version),
             events: events_view(&loaded, &outcomes),
             game: Some(view::game_as(
                 &loaded.info,

@@ -23,7 +23,7 @@ use tonic::Status;
 use super::feed::{self, Received, Subscription, Update};
 use super::viewer::Viewer;
 use crate::api::status::ApiError;
-use crate::api::view;
+use crate::api::{version, view};
 use crate::games::stored::Loaded;
 use crate::proto::{self, watch_game_response as wg};
 
@@ -77,7 +77,11 @@ pub fn catch_up(stored: &[StoredEvent], from: u64, viewer: Viewer) -> Result<Cat
     if start < 2 || start > visible {
         return Err(ApiError::InvalidArgument {
             field: "from_version".to_owned(),
-            message: format!("between 2 and {visible}, the version you may see, not {start}"),
+            message: format!(
+                "between 1 and {}, the version you may see, not {}",
+                version::of_seq(visible),
+                version::of_seq(start)
+            ),
         });
     }
     let snapshot = snapshots
@@ -205,7 +209,7 @@ impl Stream for Watch {
                 // the client resumes from what it saw.
                 Received::Step(Ok(_)) | Received::Lagged | Received::Closed => {
                     this.done = true;
-                    let behind = wg::Message::FellBehind(this.sent as i64);
+                    let behind = wg::Message::FellBehind(version::of_seq(this.sent));
                     return Poll::Ready(Some(message(behind)));
                 }
             }
@@ -213,7 +217,7 @@ impl Stream for Watch {
         while this.beat.as_mut().poll(cx).is_ready() {
             let due = this.last + this.every;
             if Instant::now() >= due {
-                let beat = wg::Message::KeepAlive(this.sent as i64);
+                let beat = wg::Message::KeepAlive(version::of_seq(this.sent));
                 return Poll::Ready(Some(this.emit(beat)));
             }
             // Polled again below, so that it wakes the stream at `due`.

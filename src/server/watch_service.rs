@@ -29,6 +29,7 @@ use super::feed::Feeds;
 use super::game_watch;
 use super::viewer::{self, Viewer};
 use crate::api::status::ApiError;
+use crate::api::version::{self, Start};
 use crate::api::view;
 use crate::games::stored::Loaded;
 use crate::games::{Games, store_error};
@@ -68,22 +69,40 @@ impl WatchService {
     }
 }
 
-fn keep_alive(seconds: u32) -> Result<Duration, ApiError> {
-    match seconds {
-        0 => Ok(Duration::from_secs(15)),
-        1..=300 => Ok(Duration::from_secs(u64::from(seconds))),
+fn keep_alive(millis: u32) -> Result<Duration, ApiError> {
+    match millis {
+        0 => Ok(Duration::from_millis(15_000)),
+        1_000..=300_000 => Ok(Duration::from_millis(u64::from(millis))),
         n => Err(ApiError::InvalidArgument {
-            field: "keep_alive_seconds".to_owned(),
-            message: format!("1 to 300, not {n}"),
+            field: "keep_alive_ms".to_owned(),
+            message: format!("1000 to 300000, not {n}"),
         }),
     }
 }
 
-fn version_arg(field: &str, value: i64) -> Result<u64, ApiError> {
-    u64::try_from(value).map_err(|_| ApiError::InvalidArgument {
-        field: field.to_owned(),
-        message: "must not be negative".to_owned(),
+/// WatchGame's `from_version` as `game_watch::catch_up` takes it: a stored
+/// seq, 0 for "now".
+fn watch_from(from_version: Option<i64>) -> Result<u64, ApiError> {
+    Ok(match version::game_start("from_version", from_version)? {
+        Start::Now => 0,
+        Start::After(seq) => seq,
     })
+}
+
+/// ReplayGame's versions as stored seqs: after `from`, up to `to` (`None`:
+/// as far as the caller may see).
+fn replay_range(from_version: Option<i64>, to_version: Option<i64>) -> Result<(u64, Option<u64>), ApiError> {
+    let from = match version::game_start("from_version", from_version)? {
+        Start::After(seq) => seq,
+        Start::Now => {
+            return Err(ApiError::InvalidArgument {
+                field: "from_version".to_owned(),
+                message: "required: 1 replays from the creation on".to_owned(),
+            });
+        }
+    };
+    let to = to_version.map(|v| version::to_seq("to_version", v)).transpose()?;
+    Ok((from, to))
 }
 
 #[tonic::async_trait]
@@ -99,8 +118,8 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let from = version_arg("from_version", r.from_version)?;
-        let every = keep_alive(r.keep_alive_seconds)?;
+        let from = watch_from(r.from_version)?;
+        let every = keep_alive(r.keep_alive_ms)?;
         let (games, feeds) = (self.games.clone(), self.feeds.clone());
         let (live, catch_up, viewer) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let loaded = games.load(&id)?;
@@ -122,12 +141,13 @@ impl proto::watch_service_server::WatchService for WatchService {
         request: Request<proto::WatchServerRequest>,
     ) -> Result<Response<Self::WatchServerStream>, Status> {
         let r = request.into_inner();
-        let every = keep_alive(r.keep_alive_seconds)?;
+        let every = keep_alive(r.keep_alive_ms)?;
+        let start = version::position_start(r.from_position)?;
         let store = self.store();
         let live = store.subscribe_all();
-        let from = match r.from_position {
-            -1 => store.last_position(),
-            p => version_arg("from_position", p)?,
+        let from = match start {
+            Start::Now => store.last_position(),
+            Start::After(position) => position,
         };
         let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
         let games = self.games.clone();
@@ -142,8 +162,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let from = version_arg("from_version", r.from_version)?;
-        let to = version_arg("to_version", r.to_version)?;
+        let (from, to) = replay_range(r.from_version, r.to_version)?;
         if r.interval_ms > 60_000 {
             return Err(ApiError::InvalidArgument {
                 field: "interval_ms".to_owned(),
@@ -155,11 +174,14 @@ impl proto::watch_service_server::WatchService for WatchService {
         let plan = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let now = games.current(&id)?;
             let visible = viewer::visible_version(Viewer::of(token.as_deref(), &now)?, &now);
-            let to = if to == 0 { visible } else { to };
+            let to = to.unwrap_or(visible);
             if to > visible || from > to {
                 return Err(ApiError::InvalidArgument {
                     field: "to_version".to_owned(),
-                    message: format!("from_version <= to_version <= {visible}, the version you may see"),
+                    message: format!(
+                        "from_version <= to_version <= {}, the version you may see",
+                        version::of_seq(visible)
+                    ),
                 });
             }
             Ok(Plan { id, from, to })
@@ -184,7 +206,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = viewer::optional_token(&request)?;
         let r = request.into_inner();
         let id = viewer::game_id(&r.name)?;
-        let version = version_arg("version", r.version)?;
+        let version = version::to_seq("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             // Fresh from the store (`current`): a watcher may have seen an
@@ -194,7 +216,11 @@ impl proto::watch_service_server::WatchService for WatchService {
             if !(2..=visible).contains(&version) {
                 return Err(ApiError::InvalidArgument {
                     field: "version".to_owned(),
-                    message: format!("between 2 and {visible}, the version you may see, not {version}"),
+                    message: format!(
+                        "between 1 and {}, the version you may see, not {}",
+                        version::of_seq(visible),
+                        version::of_seq(version)
+                    ),
                 });
             }
             let loaded = games.fold_uncached(&id, Some(version), |_, _, _| {})?;
@@ -508,7 +534,9 @@ impl Dashboard {
             position: event.position as i64,
             name: format!("games/{}", event.game),
             change: change as i32,
-            version: version as i64,
+            // The opening and the creation are one append: a game is created
+            // at version 1.
+            version: version::of_seq(version.max(2)),
         };
         if event.seq == 1 {
             self.opening = Some(event.clone());
@@ -730,7 +758,8 @@ mod tests {
             // At most one step ahead of the reader.
             assert!(built.load(Ordering::Relaxed) <= versions.len() + 1);
         }
-        assert_eq!(versions, (3..=last as i64).collect::<Vec<_>>());
+        // Stored seqs 3..=last, shown as API versions.
+        assert_eq!(versions, (version::of_seq(3)..=version::of_seq(last)).collect::<Vec<_>>());
         // A replay that is dropped unread ends its task and frees it all.
         let (_stop, stopping) = tokio::sync::watch::channel(false);
         let built = Arc::new(AtomicUsize::new(0));

@@ -171,6 +171,7 @@ pub fn pending_line(game: &proto::Game) -> String {
     let seat = who(game, pending.seat);
     match pending.kind() {
         proto::DecisionKind::Unspecified => "nothing: the game is over".to_owned(),
+        proto::DecisionKind::Draw => format!("the server draws a tile for {seat}"),
         proto::DecisionKind::PlaceTile => format!("{seat} places tile {}", pending.tile),
         proto::DecisionKind::PlaceFollower => format!("{seat} deploys a follower or none"),
         proto::DecisionKind::Redeploy => format!(

@@ -124,7 +124,7 @@ proptest! {
         farmers in any_i32(),
         expansions in proptest::collection::vec(any_i32(), 0..4),
         tiles in proptest::collection::vec((any_string(), any::<u32>()), 0..30),
-        seed in proptest::collection::vec(any::<u8>(), 0..40),
+        seed in any_string(),
         action in any_action(),
     ) {
         let create = proto::CreateGameRequest {

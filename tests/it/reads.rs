@@ -81,8 +81,8 @@ fn export_request(name: &str) -> proto::ExportGameRequest {
 async fn server_changes(w: &mut WatchServiceClient<Channel>) -> Vec<proto::ServerEvent> {
     let mut stream = w
         .watch_server(proto::WatchServerRequest {
-            from_position: 0,
-            keep_alive_seconds: 1,
+            from_position: Some(0),
+            keep_alive_ms: 1000,
         })
         .await
         .unwrap()
@@ -156,12 +156,12 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
         .unwrap()
         .into_inner();
     assert_eq!((legal.version, legal.pending), (visible, game.pending.clone()));
-    // WatchGame: from now (0), and from the visible version but no later.
+    // WatchGame: from now (unset), and from the visible version but no later.
     let beyond = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: visible + 1,
-            keep_alive_seconds: 0,
+            from_version: Some(visible + 1),
+            keep_alive_ms: 0,
         })
         .await
         .unwrap_err();
@@ -169,8 +169,8 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     let mut at = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: visible,
-            keep_alive_seconds: 0,
+            from_version: Some(visible),
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -186,8 +186,8 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     let mut watch = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: 0,
-            keep_alive_seconds: 0,
+            from_version: None,
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -200,22 +200,22 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     };
     assert_eq!(snapshot, game);
     drop(watch);
-    // ReplayGame: to now (0) and to the visible version, but no later.
+    // ReplayGame: to now (unset) and to the visible version, but no later.
     let beyond = w
         .replay_game(proto::ReplayGameRequest {
             name: name.clone(),
-            from_version: 2,
-            to_version: visible + 1,
+            from_version: Some(1),
+            to_version: Some(visible + 1),
             interval_ms: 0,
         })
         .await
         .unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
-    for to_version in [0, visible] {
+    for to_version in [None, Some(visible)] {
         let mut replay = w
             .replay_game(proto::ReplayGameRequest {
                 name: name.clone(),
-                from_version: 2,
+                from_version: Some(1),
                 to_version,
                 interval_ms: 0,
             })
@@ -226,7 +226,7 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
         while let Some(step) = replay.next().await {
             last = step.unwrap().game;
         }
-        assert_eq!(last.as_ref(), Some(&game), "to_version {to_version}");
+        assert_eq!(last.as_ref(), Some(&game), "to_version {to_version:?}");
     }
     // GetGameAtVersion: the visible version, and nothing after it.
     let seek = w

@@ -49,7 +49,7 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
     let mut client = server.client().await;
     let seed = [0x5a; 32];
     let mut request = create_request("secrecy", 2, &[proto::Expansion::River], 0);
-    request.seed = seed.to_vec();
+    request.seed = hex(&seed);
     let created = client.create_game(request).await.unwrap().into_inner();
     let name = created.game.clone().unwrap().name;
     let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();

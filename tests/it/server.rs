@@ -87,7 +87,7 @@ pub fn create_request(
             expansions: expansions.iter().map(|e| *e as i32).collect(),
             ..Default::default()
         }),
-        seed: vec![seed; 32],
+        seed: hex(&[seed; 32]),
         tiles: Vec::new(),
         spectator_delay: 0,
     }
@@ -438,19 +438,37 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         .game
         .unwrap();
     assert_eq!(now.version, first.version);
-    // A retried creation finds its game and does not make another.
-    let status = client
+    // A retried creation gets the first answer, tokens included, and makes
+    // no other game; the same request id with other fields is refused.
+    let again = client
         .create_game(create_request("errors", 2, &[], 1))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(again.game.unwrap().name, name);
+    let again_tokens: Vec<String> = again.tokens.iter().map(|t| t.token.clone()).collect();
+    assert_eq!(again_tokens, tokens);
+    let status = client
+        .create_game(create_request("errors", 2, &[], 2))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
-    assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
+    assert_eq!(reason(&status), "REQUEST_ID_REUSED");
+    // A game id is at most 64 characters, and the error says so.
+    let status = client
+        .get_game(proto::GetGameRequest {
+            name: format!("games/{}", "x".repeat(100)),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument);
+    assert!(status.message().contains("1 to 64 "), "{status:?}");
     // Bad creations.
     let mut one_player = create_request("c2", 1, &[], 1);
     let status = client.create_game(one_player.clone()).await.unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
     one_player.players = vec!["A".into(), "B".into()];
-    one_player.seed = vec![1; 5];
+    one_player.seed = "0102".to_owned();
     let status = client.create_game(one_player).await.unwrap_err();
     assert!(status.message().contains("seed"), "{status:?}");
     server.stop().await;
@@ -673,6 +691,31 @@ async fn reflection_lists_the_services_and_health_says_serving() {
         ),
         "{response:?}"
     );
+    // What grpcurl asks to print an error's detail: google.rpc.ErrorInfo,
+    // and the file it imports.
+    for message_request in [
+        MessageRequest::FileContainingSymbol("google.rpc.ErrorInfo".into()),
+        MessageRequest::FileByFilename("google/protobuf/duration.proto".into()),
+    ] {
+        let request = ServerReflectionRequest {
+            host: String::new(),
+            message_request: Some(message_request),
+        };
+        let response = reflection
+            .server_reflection_info(tokio_stream::iter(vec![request]))
+            .await
+            .unwrap()
+            .into_inner()
+            .message()
+            .await
+            .unwrap()
+            .unwrap();
+        let Some(MessageResponse::FileDescriptorResponse(files)) = response.message_response else {
+            panic!("not resolved: {response:?}")
+        };
+        let text = String::from_utf8_lossy(&files.file_descriptor_proto.concat()).into_owned();
+        assert!(text.contains("ErrorInfo") || text.contains("Duration"), "{text}");
+    }
 
     let mut health = tonic_health::pb::health_client::HealthClient::new(channel);
     let answer = health
@@ -686,5 +729,105 @@ async fn reflection_lists_the_services_and_health_says_serving() {
         answer.status,
         tonic_health::pb::health_check_response::ServingStatus::Serving as i32
     );
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_retried_creation_answers_with_the_first_answer_until_the_server_restarts() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let client = server.client().await;
+    // Racing retries of one creation: all get the same answer.
+    let calls = (0..8).map(|_| {
+        let mut client = client.clone();
+        tokio::spawn(async move { client.create_game(create_request("retried", 3, &[], 4)).await })
+    });
+    let mut answers = Vec::new();
+    for call in calls {
+        answers.push(call.await.unwrap().unwrap().into_inner());
+    }
+    assert!(
+        answers.iter().all(|a| a == &answers[0]),
+        "one answer for every retry"
+    );
+    assert_eq!(answers[0].tokens.len(), 3);
+    server.stop().await;
+    // After a restart the tokens are gone: only their hashes were stored.
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let status = client
+        .create_game(create_request("retried", 3, &[], 4))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::AlreadyExists);
+    assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
+    server.stop().await;
+}
+
+/// Every page of a listing, in order, with whether each had a next token.
+async fn all_pages(
+    client: &mut GameServiceClient<Channel>,
+    status: proto::GameStatus,
+    page_size: u32,
+) -> Vec<(Vec<String>, bool)> {
+    let mut pages = Vec::new();
+    let mut page_token = String::new();
+    loop {
+        let page = client
+            .list_games(proto::ListGamesRequest {
+                status: status as i32,
+                page_size,
+                page_token,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let more = !page.next_page_token.is_empty();
+        pages.push((page.games.into_iter().map(|g| g.name).collect(), more));
+        if !more {
+            return pages;
+        }
+        page_token = page.next_page_token;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_games_pages_are_full_but_the_last_in_name_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let mut tokens = std::collections::HashMap::new();
+    for i in 0..12 {
+        let mut request = create_request(&format!("listed-{i}"), 2, &[], 1);
+        // Two tiles: a game played to its end in a few actions.
+        request.tiles = vec![proto::TileCount {
+            kind: "A".into(),
+            count: 2,
+        }];
+        let created = client.create_game(request).await.unwrap().into_inner();
+        let seat_tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+        tokens.insert(created.game.unwrap().name, seat_tokens);
+    }
+    let all: Vec<String> = all_pages(&mut client, proto::GameStatus::Unspecified, 100)
+        .await
+        .into_iter()
+        .flat_map(|(names, _)| names)
+        .collect();
+    let mut sorted = all.clone();
+    sorted.sort();
+    assert_eq!(all, sorted, "in the order of their names");
+    assert_eq!(all.len(), 12);
+    // The first game by name finishes; the others run.
+    play_to_end(&mut client, &all[0], &tokens[&all[0]]).await;
+    assert_eq!(
+        all_pages(&mut client, proto::GameStatus::Finished, 1).await,
+        vec![(vec![all[0].clone()], false)],
+        "one full page and no promise of another"
+    );
+    let running = all_pages(&mut client, proto::GameStatus::Running, 5).await;
+    let sizes: Vec<(usize, bool)> = running.iter().map(|(n, more)| (n.len(), *more)).collect();
+    assert_eq!(sizes, [(5, true), (5, true), (1, false)]);
+    let names: Vec<String> = running.into_iter().flat_map(|(n, _)| n).collect();
+    assert_eq!(names, all[1..]);
     server.stop().await;
 }

@@ -273,6 +273,7 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     let mut replay = watch
         .replay_game(proto::ReplayGameRequest {
             name: name.clone(),
+            from_version: Some(1),
             ..Default::default()
         })
         .await

@@ -62,8 +62,8 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
         let stream = w
             .watch_game(proto::WatchGameRequest {
                 name: name.clone(),
-                from_version: 3,
-                keep_alive_seconds: 1,
+                from_version: Some(2),
+                keep_alive_ms: 1000,
             })
             .await
             .unwrap()
@@ -74,14 +74,14 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
         let (mut w, name) = (w.clone(), name.clone());
         tokio::spawn(async move {
             let mut seen: Vec<i64> = Vec::new();
-            let mut from = 3;
+            let mut from = 2;
             let mut chunk = 1;
             loop {
                 let mut stream = w
                     .watch_game(proto::WatchGameRequest {
                         name: name.clone(),
-                        from_version: from,
-                        keep_alive_seconds: 1,
+                        from_version: Some(from),
+                        keep_alive_ms: 1000,
                     })
                     .await
                     .unwrap()
@@ -114,10 +114,10 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
     };
     let mut client = server.client().await;
     let done = play_to_end(&mut client, &name, &tokens).await;
-    let expected: Vec<i64> = (4..=done.version).collect();
+    let expected: Vec<i64> = (3..=done.version).collect();
     for watcher in watchers {
         let (snapshot, events) = watcher.await.unwrap();
-        assert_eq!(snapshot, 3);
+        assert_eq!(snapshot, 2);
         assert_eq!(versions(&events), expected);
         let last = events.last().unwrap();
         assert!(last.event.as_ref().unwrap().finished);
@@ -149,8 +149,8 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
     let live = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: 2,
-            keep_alive_seconds: 0,
+            from_version: Some(1),
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -162,8 +162,8 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
     let mut replay = w
         .replay_game(proto::ReplayGameRequest {
             name: name.clone(),
-            from_version: 2,
-            to_version: 0,
+            from_version: Some(1),
+            to_version: None,
             interval_ms: 0,
         })
         .await
@@ -174,10 +174,35 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
         steps.push(step.unwrap());
     }
     assert_eq!(steps.len(), live.len());
+    let kind = |game: &proto::Game| game.pending.as_ref().unwrap().kind();
+    // At the creation, the game waits for the server's first draw.
+    let created = w
+        .get_game_at_version(proto::GetGameAtVersionRequest {
+            name: name.clone(),
+            version: 1,
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    assert_eq!(kind(&created), proto::DecisionKind::Draw);
+    let mut draws = 0;
     for (step, watched) in steps.iter().zip(&live) {
         assert_eq!(step.event, watched.event, "the replay equals the live stream");
         let game = step.game.clone().unwrap();
         assert_eq!(game.pending, watched.pending);
+        // A running game always waits for a decision; only a finished one
+        // has none.
+        let finished = game.status == proto::GameStatus::Finished as i32;
+        assert_eq!(
+            kind(&game) == proto::DecisionKind::Unspecified,
+            finished,
+            "at version {}: {:?}",
+            game.version,
+            game.pending
+        );
+        draws += usize::from(kind(&game) == proto::DecisionKind::Draw);
         // Seeking to the step's version gives the step's state.
         let seek = w
             .get_game_at_version(proto::GetGameAtVersionRequest {
@@ -196,14 +221,15 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
             game.status != proto::GameStatus::Finished as i32
         );
     }
+    assert!(draws > 10, "a draw follows every turn's follower decision");
     assert_eq!(steps.last().unwrap().game.as_ref().unwrap(), &done);
     // Paced replay: one step per interval.
     let started = std::time::Instant::now();
     let mut paced = w
         .replay_game(proto::ReplayGameRequest {
             name: name.clone(),
-            from_version: 2,
-            to_version: 6,
+            from_version: Some(1),
+            to_version: Some(5),
             interval_ms: 50,
         })
         .await
@@ -267,8 +293,8 @@ async fn spectators_see_a_running_game_n_events_behind_and_all_of_it_at_the_end(
     let mut stream = w
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: 0,
-            keep_alive_seconds: 0,
+            from_version: None,
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -401,8 +427,8 @@ async fn the_server_stream_shows_games_created_started_and_finished() {
     play_to_end(&mut client, &name, &tokens).await;
     let mut stream = w
         .watch_server(proto::WatchServerRequest {
-            from_position: 0,
-            keep_alive_seconds: 1,
+            from_position: Some(0),
+            keep_alive_ms: 1000,
         })
         .await
         .unwrap()
@@ -450,8 +476,8 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
     let mut slow = WatchServiceClient::new(narrow)
         .watch_game(proto::WatchGameRequest {
             name: name.clone(),
-            from_version: 3,
-            keep_alive_seconds: 0,
+            from_version: Some(2),
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -479,13 +505,13 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
         }
     }
     let resume = fell_behind.expect("told it fell behind");
-    assert_eq!(seen, (4..=resume).collect::<Vec<_>>());
+    assert_eq!(seen, (3..=resume).collect::<Vec<_>>());
     // It resumes from its version and misses nothing.
     let (snapshot, rest) = read_all(
         w.watch_game(proto::WatchGameRequest {
             name,
-            from_version: resume,
-            keep_alive_seconds: 0,
+            from_version: Some(resume),
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -505,8 +531,8 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
     // From now on, before the game exists.
     let mut stream = w
         .watch_server(proto::WatchServerRequest {
-            from_position: -1,
-            keep_alive_seconds: 30,
+            from_position: None,
+            keep_alive_ms: 30_000,
         })
         .await
         .unwrap()
@@ -579,12 +605,13 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     let (name, tokens) = create(&server, "joined", delay, &[]).await;
     let mut client = server.client().await;
     let w = watcher(&server).await;
-    let join = |from: i64, token: Option<&String>| {
+    // `None`: from now.
+    let join = |from: Option<i64>, token: Option<&String>| {
         let mut w = w.clone();
         let mut request = tonic::Request::new(proto::WatchGameRequest {
             name: name.clone(),
             from_version: from,
-            keep_alive_seconds: 0,
+            keep_alive_ms: 0,
         });
         if let Some(token) = token {
             request = with_token(request.into_inner(), token);
@@ -592,24 +619,24 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
         async move { w.watch_game(request).await.unwrap().into_inner() }
     };
     // Between actions, and while one runs, watchers join: players and
-    // spectators, from now (0) and from earlier versions.
+    // spectators, from now and from earlier versions.
     let mut readers = Vec::new();
     let mut version = play_some(&mut client, &name, &tokens, 0).await;
     for round in 0.. {
-        let spectator_sees = (version - i64::from(delay)).max(2);
+        let spectator_sees = (version - i64::from(delay)).max(1);
         let token = &tokens[round % 2];
         let streams = [
-            join(0, Some(token)).await,
-            join(0, None).await,
-            join((version - 5).max(2), Some(token)).await,
-            join((spectator_sees - 4).max(2), None).await,
+            join(None, Some(token)).await,
+            join(None, None).await,
+            join(Some((version - 5).max(1)), Some(token)).await,
+            join(Some((spectator_sees - 4).max(1)), None).await,
         ];
         for stream in streams {
             readers.push(tokio::spawn(read_all(stream)));
         }
         // One more that joins while an action is being taken.
         let (racing, after) = tokio::join!(
-            join(0, None),
+            join(None, None),
             play_some(&mut client, &name, &tokens, 1 + round % 3)
         );
         readers.push(tokio::spawn(read_all(racing)));
@@ -621,7 +648,7 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     assert!(readers.len() > 100, "{} watchers", readers.len());
     for reader in readers {
         let (snapshot, events) = reader.await.unwrap();
-        assert!(snapshot >= 2);
+        assert!(snapshot >= 1);
         assert_eq!(
             versions(&events),
             (snapshot + 1..=version).collect::<Vec<_>>(),
@@ -632,9 +659,9 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     }
     // A game that is over: from its last version, the snapshot says so and
     // the stream ends; from an earlier one, the rest follows.
-    let (snapshot, events) = read_all(join(0, None).await).await;
+    let (snapshot, events) = read_all(join(None, None).await).await;
     assert_eq!((snapshot, events.len()), (version, 0));
-    let (_, events) = read_all(join(version - 4, None).await).await;
+    let (_, events) = read_all(join(Some(version - 4), None).await).await;
     assert_eq!(versions(&events), (version - 3..=version).collect::<Vec<_>>());
     // The stream of a game still running ends when the server stops.
     let (running, _) = create(&server, "left-running", 0, &[]).await;
@@ -642,8 +669,8 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
         .clone()
         .watch_game(proto::WatchGameRequest {
             name: running,
-            from_version: 0,
-            keep_alive_seconds: 0,
+            from_version: None,
+            keep_alive_ms: 0,
         })
         .await
         .unwrap()
@@ -651,5 +678,109 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     let open = tokio::spawn(read_all(open));
     server.stop().await;
     let (snapshot, events) = open.await.unwrap();
-    assert_eq!((snapshot, events.len()), (3, 0));
+    assert_eq!((snapshot, events.len()), (2, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_stream_starts_by_one_rule_unset_is_now_and_n_is_after_n() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(dir.path()).await;
+    let (name, _) = create(&server, "starts", 0, &[]).await;
+    let mut w = watcher(&server).await;
+    let field = |status: &tonic::Status| {
+        assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
+        status.message().split(':').next().unwrap_or_default().to_owned()
+    };
+    // Unset: now. The creation and its first draw: version 2.
+    let mut now = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: None,
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchGameResponse {
+        message: Some(W::Snapshot(snapshot)),
+    })) = now.next().await
+    else {
+        panic!("no snapshot")
+    };
+    assert_eq!(snapshot.version, 2);
+    // 1, the creation, is the earliest start of a game's stream; 0 is no
+    // version of a game.
+    let status = w
+        .watch_game(proto::WatchGameRequest {
+            name: name.clone(),
+            from_version: Some(0),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_version");
+    let status = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: None,
+            to_version: None,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_version");
+    let mut whole = w
+        .replay_game(proto::ReplayGameRequest {
+            name: name.clone(),
+            from_version: Some(1),
+            to_version: None,
+            interval_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let first = whole.next().await.unwrap().unwrap();
+    assert_eq!(
+        first.event.unwrap().version,
+        2,
+        "the first draw follows the creation"
+    );
+    // Positions: 0 is the store's beginning, negatives are refused.
+    let mut lobby = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: Some(0),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let Some(Ok(proto::WatchServerResponse {
+        message: Some(proto::watch_server_response::Message::Event(created)),
+    })) = lobby.next().await
+    else {
+        panic!("no creation")
+    };
+    assert_eq!(
+        (created.name.as_str(), created.change, created.version),
+        (name.as_str(), proto::GameChange::Created as i32, 1),
+        "a game is created at version 1"
+    );
+    let status = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: Some(-1),
+            keep_alive_ms: 0,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "from_position");
+    // Durations are milliseconds, at least a second between keep-alives.
+    let status = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: None,
+            keep_alive_ms: 999,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(field(&status), "keep_alive_ms");
+    server.stop().await;
 }

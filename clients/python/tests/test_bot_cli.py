@@ -73,3 +73,19 @@ def test_the_bot_refuses_bad_arguments(server: ServerProcess) -> None:
     result = run_bot(server, "--players", "6")
     assert result.returncode != 0
     assert "--players" in result.stderr
+
+
+def test_the_bot_plays_a_game_with_a_spectator_delay_to_its_end(
+    server: ServerProcess, client: GameClient
+) -> None:
+    # The bot reads with its seats' tokens: a spectator would see the game
+    # 5 events behind and no legal action of the version it must act on.
+    result = run_bot(server, "--players", "2", "--seed", "11", "--spectator-delay", "5")
+    assert result.returncode == 0, result.stderr
+    match = re.search(r"^(games/\S+) finished after (\d+) actions", result.stdout, re.MULTILINE)
+    assert match, result.stdout
+    assert int(match.group(2)) > 20, result.stdout
+    assert "matches its commitment" in result.stdout
+    game = client.get_game(match.group(1))
+    assert game.status == pb.GAME_STATUS_FINISHED
+    assert game.spectator_delay == 5

@@ -100,13 +100,16 @@ def test_a_retried_act_is_answered_once(client: GameClient, created: CreatedGame
     assert client.get_game(created.name).version == first.version
 
 
-def test_a_retried_create_is_already_exists(client: GameClient) -> None:
+def test_a_retried_create_returns_the_first_answer(client: GameClient) -> None:
     request_id = new_request_id()
     created = client.create_game(["Ada", "Bob"], request_id=request_id)
-    error = rejection(lambda: client.create_game(["Ada", "Bob"], request_id=request_id))
+    again = client.create_game(["Ada", "Bob"], request_id=request_id)
+    assert again.name == created.name
+    assert again.tokens == created.tokens, "the tokens of the first answer"
+    # The same id with other fields is not a retry.
+    error = rejection(lambda: client.create_game(["Ada", "Eve"], request_id=request_id))
     assert error.code == grpc.StatusCode.ALREADY_EXISTS
-    assert error.reason == "GAME_ALREADY_CREATED"
-    assert error.metadata["name"] == created.name
+    assert error.reason == "REQUEST_ID_REUSED"
 
 
 def test_bad_arguments_and_unknown_games(client: GameClient) -> None:

@@ -109,3 +109,16 @@ def test_a_basic_answer_carries_all_but_the_board(client: GameClient) -> None:
     assert list(response.game.players) == list(full.players)
     assert response.version == full.version
     assert len(response.legal_actions) > 0
+
+
+def test_a_seat_reads_a_delayed_game_now_and_a_spectator_behind(client: GameClient) -> None:
+    created = client.create_game(["Ada", "Bob"], spectator_delay=3)
+    for _ in range(6):
+        legal = client.legal_actions(created.name, created.tokens[0])
+        token = created.tokens[legal.pending.seat]
+        client.act(created.name, token, legal.version, legal.actions[0])
+    mine = client.legal_actions(created.name, created.tokens[0])
+    spectator = client.legal_actions(created.name)
+    assert spectator.version == mine.version - 3
+    assert client.get_game(created.name, created.tokens[1]).version == mine.version
+    assert client.get_game(created.name).version == mine.version - 3

@@ -42,18 +42,24 @@ def play_random_game(
     """Plays `created` to its end, each decision by the seat it waits for,
     with a random legal action. Returns the final game and the number of
     actions played. `on_response` sees every answer to Act, with the events
-    and score changes each action caused."""
+    and score changes each action caused.
+
+    Every read sends the token of a seat, as a seat's program does: without
+    it, a game with a spectator delay would show an earlier version."""
     name = created.name
+    # Seat 0 decides first; then the seat the game waits for.
+    token = created.tokens[0]
     for step in range(max_steps):
-        legal = client.legal_actions(name)
+        legal = client.legal_actions(name, token)
         if legal.finished:
-            return client.get_game(name), step
+            return client.get_game(name, token), step
         if not legal.actions:
             raise RuntimeError(
                 f"{name} at version {legal.version} waits for a decision but lists no legal action"
             )
         action = rng.choice(legal.actions)
-        response = client.act(name, created.tokens[legal.pending.seat], legal.version, action)
+        token = created.tokens[legal.pending.seat]
+        response = client.act(name, token, legal.version, action)
         if on_response is not None:
             on_response(response)
     raise RuntimeError(f"{name} did not end within {max_steps} actions")
@@ -101,6 +107,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--river", action="store_true", help="play with the River")
     parser.add_argument("--count", action="store_true", help="play with the Count of Carcassonne")
     parser.add_argument(
+        "--spectator-delay",
+        type=int,
+        default=0,
+        metavar="N",
+        help="spectators see the game N events behind (default: %(default)s)",
+    )
+    parser.add_argument(
         "--seed",
         type=int,
         default=None,
@@ -117,7 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         with GameClient.connect(args.addr) as client:
             created = client.create_game(
-                players, rules=rule_options(river=args.river, count=args.count), seed=seed
+                players,
+                rules=rule_options(river=args.river, count=args.count),
+                seed=seed,
+                spectator_delay=args.spectator_delay,
             )
             print(f"created {created.name} for {args.players} players", flush=True)
             game, steps = play_random_game(client, created, rng)

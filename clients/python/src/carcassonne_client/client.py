@@ -1,7 +1,9 @@
 """A thin, typed wrapper over the generated GameService stub.
 
 It adds what every program would otherwise repeat: the seat token in the
-metadata, fresh request ids, a deadline on each call, and one exception type
+metadata (of Act, and of every read given one: a seat's program reads its
+game with its token, or a game with a spectator delay shows it an earlier
+version), fresh request ids, a deadline on each call, and one exception type
 (GameError) with the server's ErrorInfo reason. Requests and answers stay the
 generated messages (see pb.py), so nothing of the API is hidden.
 """
@@ -65,8 +67,14 @@ class LegalActions:
 
     @property
     def finished(self) -> bool:
-        """True when no decision is pending: the game is over."""
+        """True when no decision is pending: the game is over (a running
+        game always has one)."""
         return self.pending.kind == pb.DECISION_KIND_UNSPECIFIED
+
+
+def _auth(token: str | None) -> tuple[tuple[str, str], ...]:
+    """The metadata that makes a call a seat's: none for a spectator."""
+    return (("authorization", f"Bearer {token}"),) if token else ()
 
 
 class GameClient:
@@ -127,31 +135,41 @@ class GameClient:
     ) -> CreatedGame:
         """Creates a game for 2 to 5 players (names in seat order).
 
-        `seed` (32 bytes) fixes the draw order; the server picks one when it
-        is None. `request_id` also names the game: retrying with the same one
-        raises GameError ALREADY_EXISTS / GAME_ALREADY_CREATED instead of
-        creating a second game.
+        `seed` (32 bytes, sent as 64 hex digits like every seed of the API)
+        fixes the draw order; the server picks one when it is None.
+        `request_id` also names the game: the same call retried with the same
+        id returns the first answer, tokens included, for 10 minutes while the
+        server runs (later: GameError ALREADY_EXISTS / GAME_ALREADY_CREATED);
+        other fields with the same id raise ALREADY_EXISTS /
+        REQUEST_ID_REUSED. It never creates a second game.
         """
         request = pb.CreateGameRequest(
             request_id=request_id or new_request_id(),
             players=list(players),
             rules=rules,
-            seed=seed or b"",
+            seed=seed.hex() if seed else "",
             spectator_delay=spectator_delay,
         )
         response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request)
         tokens = [t.token for t in sorted(response.tokens, key=lambda t: t.seat)]
         return CreatedGame(game=response.game, tokens=tokens)
 
-    def get_game(self, name: str) -> pb.Game:
-        """The public state of the game "games/{id}"."""
-        response: pb.GetGameResponse = self._call(self.stub.GetGame, pb.GetGameRequest(name=name))
+    def get_game(self, name: str, token: str | None = None) -> pb.Game:
+        """The state of the game "games/{id}": now with a seat's `token`,
+        `spectator_delay` events behind without one."""
+        response: pb.GetGameResponse = self._call(
+            self.stub.GetGame, pb.GetGameRequest(name=name), _auth(token)
+        )
         return response.game
 
-    def legal_actions(self, name: str) -> LegalActions:
-        """The pending decision, whose seat it is, and every legal action."""
+    def legal_actions(self, name: str, token: str | None = None) -> LegalActions:
+        """The pending decision, whose seat it is, and every legal action.
+
+        A seat's program passes its `token`: without one, a game with a
+        spectator delay is shown as it was that many events ago.
+        """
         response: pb.GetLegalActionsResponse = self._call(
-            self.stub.GetLegalActions, pb.GetLegalActionsRequest(name=name)
+            self.stub.GetLegalActions, pb.GetLegalActionsRequest(name=name), _auth(token)
         )
         return LegalActions(
             version=response.version,
@@ -184,8 +202,7 @@ class GameClient:
             action=action,
             view=pb.GAME_VIEW_BASIC if basic else pb.GAME_VIEW_FULL,
         )
-        metadata = (("authorization", f"Bearer {token}"),)
-        response: pb.ActResponse = self._call(self.stub.Act, request, metadata)
+        response: pb.ActResponse = self._call(self.stub.Act, request, _auth(token))
         return response
 
     def _call(
