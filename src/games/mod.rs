@@ -77,8 +77,8 @@ pub enum Acting {
     /// answer with [`Games::answer`], which also tells an identical retry
     /// from another request with the same id.
     Retried { first: Written, asked: Asked },
-    /// A new action: answer it with [`Games::acknowledge`].
-    Written(Box<WrittenAct>),
+    /// A new action: answer it with [`Games::settle`].
+    InFlight(Box<ActInFlight>),
 }
 
 /// What a seat asked for, to tell an identical retry from another request
@@ -95,13 +95,13 @@ pub struct Asked {
 /// A new action on its way to the disk. Dropping it changes nothing: the
 /// task that waits for the disk updates the cache all the same.
 #[derive(Debug)]
-pub struct WrittenAct {
-    acknowledging: JoinHandle<Result<Acknowledged, ApiError>>,
+pub struct ActInFlight {
+    settling: JoinHandle<Result<Settled, ApiError>>,
 }
 
-/// What [`Games::acknowledge`] found.
+/// What [`Games::settle`] found.
 #[derive(Debug)]
-pub enum Acknowledged {
+pub enum Settled {
     /// The action is durable: its answer.
     Acted(Acted),
     /// Another call with the same request id stored its append first:
@@ -304,7 +304,7 @@ impl Games {
 
     /// One action of the seat holding `token`: decided on the cached game
     /// and written to the store. A new action is answered by
-    /// [`Games::acknowledge`] once durable, a retried request by
+    /// [`Games::settle`] once durable, a retried request by
     /// [`Games::answer`] once the first one is.
     pub fn act(
         &self,
@@ -389,7 +389,7 @@ impl Games {
             game,
             version: loaded.version,
         };
-        let acknowledging = runtime.spawn(acknowledge(
+        let settling = runtime.spawn(settle(
             self.cache.clone(),
             id.clone(),
             written,
@@ -397,15 +397,15 @@ impl Games {
             events.into_iter().zip(effects).collect(),
             next,
         ));
-        Ok(Acting::Written(Box::new(WrittenAct { acknowledging })))
+        Ok(Acting::InFlight(Box::new(ActInFlight { settling })))
     }
 
     /// Waits until a written action is durable and answers it; the cache
     /// holds the new state by then. Holds no thread while the disk syncs.
-    pub async fn acknowledge(&self, act: Box<WrittenAct>) -> Result<Acknowledged, ApiError> {
-        act.acknowledging
+    pub async fn settle(&self, act: Box<ActInFlight>) -> Result<Settled, ApiError> {
+        act.settling
             .await
-            .map_err(|e| ApiError::Internal(format!("acknowledging an action: {e}")))?
+            .map_err(|e| ApiError::Internal(format!("settling an action: {e}")))?
     }
 
     /// Rebuilds the answer of an earlier action (the append of versions
@@ -468,21 +468,21 @@ fn asks_for(before: &Loaded, stored: &StoredEvent, asked: &Asked) -> Result<bool
 /// Waits until a written action is durable, then makes its state the cached
 /// one and builds its answer. Runs as a task of its own, so that the cache
 /// follows the store whatever happens to the caller.
-async fn acknowledge(
+async fn settle(
     cache: Arc<Cache>,
     id: GameId,
     written: Written,
     asked: Asked,
     events: Vec<(Event, Vec<Effect>)>,
     mut next: Loaded,
-) -> Result<Acknowledged, ApiError> {
+) -> Result<Settled, ApiError> {
     let decided_on = next.version;
     let appended = written.acknowledged().await.map_err(store_error)?;
     if appended.first_seq != decided_on + 1 {
         // Another call with this request id got there first (a request id
         // is checked before the write under a lock, so not from this
         // process).
-        return Ok(Acknowledged::Retried {
+        return Ok(Settled::Retried {
             first: appended.first_seq,
             last: appended.last_seq,
             asked,
@@ -504,7 +504,7 @@ async fn acknowledge(
     next.version = appended.last_seq;
     let next = Arc::new(next);
     cache.put(&id, next.clone());
-    Ok(Acknowledged::Acted(Acted {
+    Ok(Settled::Acted(Acted {
         outcomes,
         loaded: next,
     }))

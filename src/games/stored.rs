@@ -195,3 +195,11 @@ pub fn command_of(event: &Event) -> Option<carcassonne_engine::Command> {
         Event::DeployedToCarcassonne { quarter, count } => Command::DeployToCarcassonne { quarter, count },
     })
 }
+
+/// The seat that acted in a stored event (none for the server).
+pub fn seat_of(event: &StoredEvent) -> Option<Seat> {
+    match event.actor {
+        Actor::Seat(s) => Some(Seat(s)),
+        Actor::Server => None,
+    }
+}

@@ -6,7 +6,7 @@ use carcassonne_engine::record::{Record, RecordError, Replay, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 
-use super::viewer::{self, Viewer};
+use super::audience::{self, Audience};
 use crate::api::status::ApiError;
 use crate::games::stored::{Loaded, engine_event};
 use crate::games::{Games, store_error};
@@ -22,7 +22,7 @@ pub fn export(
     // durable event.
     let now = games.current(id)?;
     let finished = now.game.is_finished();
-    let visible = viewer::visible_version(Viewer::of(token, &now)?, &now);
+    let visible = audience::visible_version(Audience::of(token, &now)?, &now);
     let stored = games.store().read_game(id, 1).map_err(store_error)?;
     let events = stored
         .iter()

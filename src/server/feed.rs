@@ -22,11 +22,10 @@ use tokio_stream::Stream as _;
 use tokio_stream::wrappers::BroadcastStream;
 use tokio_stream::wrappers::errors::BroadcastStreamRecvError;
 
-use super::viewer;
 use crate::api::status::ApiError;
 use crate::api::view;
 use crate::games::store_error;
-use crate::games::stored::Loaded;
+use crate::games::stored::{Loaded, seat_of};
 use crate::proto;
 
 /// An event folded in, with what every watcher is shown of it.
@@ -48,7 +47,7 @@ pub type Step = Result<Arc<Update>, Arc<ApiError>>;
 pub fn update(loaded: &mut Loaded, stored: &StoredEvent) -> Result<Update, ApiError> {
     let (event, effects) = loaded.advance(stored).map_err(ApiError::Corrupt)?;
     let game = &loaded.game;
-    let seat = view::event_seat(&event, viewer::seat_of(stored), game);
+    let seat = view::event_seat(&event, seat_of(stored), game);
     Ok(Update {
         seq: stored.seq,
         finished: game.is_finished(),
@@ -326,10 +325,10 @@ mod tests {
                     .games
                     .act(&self.id, token, loaded.version, &request, &command)
                     .unwrap();
-                let crate::games::Acting::Written(written) = acting else {
+                let crate::games::Acting::InFlight(written) = acting else {
                     panic!("a new request id is not a retry");
                 };
-                self.games.acknowledge(written).await.unwrap();
+                self.games.settle(written).await.unwrap();
             }
             self.games.load(&self.id).unwrap().version
         }

@@ -14,12 +14,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
+use super::audience::{self, Audience};
 use super::creations::{self, Creations};
-use super::viewer::{self, Viewer, game_id, request_id, token};
+use super::request;
+use super::request::{game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, version, view};
 use crate::games::stored::Loaded;
-use crate::games::{Acknowledged, Acted, Acting, Games, NewGame, Outcome, store_error};
+use crate::games::{Acted, Acting, Games, NewGame, Outcome, Settled, store_error};
 use crate::proto;
 
 pub struct GameService {
@@ -90,9 +92,9 @@ impl GameService {
             }
         };
         let (first, last, asked) = match acting {
-            Acting::Written(written) => match self.games.acknowledge(written).await? {
-                Acknowledged::Acted(acted) => return Ok(acted),
-                Acknowledged::Retried { first, last, asked } => (first, last, asked),
+            Acting::InFlight(written) => match self.games.settle(written).await? {
+                Settled::Acted(acted) => return Ok(acted),
+                Settled::Retried { first, last, asked } => (first, last, asked),
             },
             Acting::Retried { first, asked } => {
                 let appended = first.acknowledged().await.map_err(store_error)?;
@@ -132,8 +134,8 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
 /// once it is over), `spectator_delay` events behind for spectators.
 fn visible_game(games: &Games, id: &GameId, token: Option<&str>) -> Result<Arc<Loaded>, ApiError> {
     let now = games.load(id)?;
-    let viewer = Viewer::of(token, &now)?;
-    viewer::visible_game(games, id, viewer, now)
+    let audience = Audience::of(token, &now)?;
+    audience::visible_game(games, id, audience, now)
 }
 
 /// A new game's id: derived from the creation's request id, so that a
@@ -202,7 +204,7 @@ impl proto::game_service_server::GameService for GameService {
         &self,
         request: Request<proto::GetGameRequest>,
     ) -> Result<Response<proto::GetGameResponse>, Status> {
-        let token = viewer::optional_token(&request)?;
+        let token = request::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_game", game = %id);
         let loaded = self
@@ -250,7 +252,7 @@ impl proto::game_service_server::GameService for GameService {
                     .map(|now| {
                         let id = GameId::new(now.info.id.clone())
                             .map_err(|e| ApiError::Internal(format!("a stored game's id: {e}")))?;
-                        viewer::visible_game(games, &id, Viewer::Spectator, now)
+                        audience::visible_game(games, &id, Audience::Spectator, now)
                     })
                     .collect::<Result<Vec<_>, ApiError>>()?;
                 Ok((visible, next))
@@ -266,7 +268,7 @@ impl proto::game_service_server::GameService for GameService {
         &self,
         request: Request<proto::GetLegalActionsRequest>,
     ) -> Result<Response<proto::GetLegalActionsResponse>, Status> {
-        let token = viewer::optional_token(&request)?;
+        let token = request::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_legal_actions", game = %id);
         let loaded = self

@@ -1,6 +1,6 @@
 //! One watcher's stream of a game: a snapshot at the version it starts
 //! from, the events since (its catch-up, folded from the store), then the
-//! game's live feed, each event once and never past what the viewer may see.
+//! game's live feed, each event once and never past what the audience may see.
 //!
 //! The stream is polled by the connection that carries it, with no task of
 //! its own: an event costs a watcher one clone of a message the feed built.
@@ -20,8 +20,8 @@ use tokio::time::{Instant, Sleep};
 use tokio_stream::Stream;
 use tonic::Status;
 
+use super::audience::Audience;
 use super::feed::{self, Received, Subscription, Update};
-use super::viewer::Viewer;
 use crate::api::status::ApiError;
 use crate::api::{version, view};
 use crate::games::stored::Loaded;
@@ -39,19 +39,19 @@ pub struct CatchUp {
     delay: u32,
 }
 
-/// Folds a game's `stored` events for a `viewer` who starts from version
+/// Folds a game's `stored` events for an audience that starts from version
 /// `from` (0: as far as it may see now).
-pub fn catch_up(stored: &[StoredEvent], from: u64, viewer: Viewer) -> Result<CatchUp, ApiError> {
+pub fn catch_up(stored: &[StoredEvent], from: u64, audience: Audience) -> Result<CatchUp, ApiError> {
     let [first, second, rest @ ..] = stored else {
         return Err(ApiError::Corrupt("fewer than two events".to_owned()));
     };
     let mut loaded = Loaded::start(first, second).map_err(ApiError::Corrupt)?;
     let delay = loaded.info.spectator_delay;
     let head = rest.last().map_or(second.seq, |e| e.seq);
-    // Where the snapshot is: at `from`, or as far as the viewer may see,
+    // Where the snapshot is: at `from`, or as far as the audience may see,
     // which depends on whether the game is over, known only once folded.
     let candidates = match from {
-        0 => [viewer.visible(head, false, delay), head],
+        0 => [audience.visible(head, false, delay), head],
         from => [from, from],
     };
     let mut snapshots = Vec::with_capacity(2);
@@ -72,7 +72,7 @@ pub fn catch_up(stored: &[StoredEvent], from: u64, viewer: Viewer) -> Result<Cat
         take(&loaded);
     }
     let finished = loaded.game.is_finished();
-    let visible = viewer.visible(head, finished, delay);
+    let visible = audience.visible(head, finished, delay);
     let start = if from == 0 { visible } else { from };
     if start < 2 || start > visible {
         return Err(ApiError::InvalidArgument {
@@ -106,7 +106,7 @@ type Responses = Pin<Box<dyn Stream<Item = Result<proto::WatchGameResponse, Stat
 /// after `every` of silence, until the game ends or the server stops.
 pub fn stream(
     catch_up: CatchUp,
-    viewer: Viewer,
+    audience: Audience,
     live: Subscription,
     every: Duration,
     stopping: watch::Receiver<bool>,
@@ -115,7 +115,7 @@ pub fn stream(
         snapshot: Some(catch_up.snapshot),
         queue: catch_up.updates,
         live,
-        viewer,
+        audience,
         delay: catch_up.delay,
         head: catch_up.head,
         finished: catch_up.finished,
@@ -132,10 +132,10 @@ pub fn stream(
 /// future rebuilt per message.
 struct Watch {
     snapshot: Option<proto::Game>,
-    /// Events known but not yet sent: the viewer may not see them yet.
+    /// Events known but not yet sent: the audience may not see them yet.
     queue: VecDeque<Arc<Update>>,
     live: Subscription,
-    viewer: Viewer,
+    audience: Audience,
     delay: u32,
     /// The last version known, and whether the game ended with it.
     head: u64,
@@ -172,7 +172,7 @@ impl Stream for Watch {
             return Poll::Ready(Some(this.emit(wg::Message::Snapshot(snapshot))));
         }
         loop {
-            let visible = this.viewer.visible(this.head, this.finished, this.delay);
+            let visible = this.audience.visible(this.head, this.finished, this.delay);
             if this.queue.front().is_some_and(|u| u.seq <= visible)
                 && let Some(update) = this.queue.pop_front()
             {

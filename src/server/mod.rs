@@ -5,13 +5,14 @@
 //! they answer), close the store.
 
 pub mod admin;
+mod audience;
 mod audit;
 mod creations;
 mod feed;
 mod game_service;
 mod game_watch;
 mod intake;
-mod viewer;
+mod request;
 mod watch_service;
 
 use std::future::Future;

@@ -8,7 +8,7 @@
 //! builds each step only once its client read the one before, and the
 //! server stream folds each game once, event by event, in a map of its own
 //! rather than the games' cache. Every read path shows a spectator the
-//! same version (`viewer::visible_version`). Nothing
+//! same version (`audience::visible_version`). Nothing
 //! waits for a slow reader: it lags in a broadcast, is told it fell behind,
 //! and ends; neither the game nor other watchers ever wait for it.
 
@@ -25,13 +25,14 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::audience::{self, Audience};
 use super::feed::Feeds;
 use super::game_watch;
-use super::viewer::{self, Viewer};
+use super::request;
 use crate::api::status::ApiError;
 use crate::api::version::{self, Start};
 use crate::api::view;
-use crate::games::stored::Loaded;
+use crate::games::stored::{Loaded, seat_of};
 use crate::games::{Games, store_error};
 use crate::proto::{self, watch_server_response as ws};
 
@@ -115,24 +116,24 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::WatchGameRequest>,
     ) -> Result<Response<Self::WatchGameStream>, Status> {
-        let token = viewer::optional_token(&request)?;
+        let token = request::optional_token(&request)?;
         let r = request.into_inner();
-        let id = viewer::game_id(&r.name)?;
+        let id = request::game_id(&r.name)?;
         let from = watch_from(r.from_version)?;
         let every = keep_alive(r.keep_alive_ms)?;
         let (games, feeds) = (self.games.clone(), self.feeds.clone());
-        let (live, catch_up, viewer) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
+        let (live, catch_up, audience) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let loaded = games.load(&id)?;
-            let viewer = Viewer::of(token.as_deref(), &loaded)?;
+            let audience = Audience::of(token.as_deref(), &loaded)?;
             // Join the feed before reading, so that nothing falls between
             // the two.
             let live = feeds.join(&id, &loaded);
             let stored = games.store().read_game(&id, 1).map_err(store_error)?;
-            Ok((live, game_watch::catch_up(&stored, from, viewer)?, viewer))
+            Ok((live, game_watch::catch_up(&stored, from, audience)?, audience))
         })
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))??;
-        let stream = game_watch::stream(catch_up, viewer, live, every, self.stopping.clone());
+        let stream = game_watch::stream(catch_up, audience, live, every, self.stopping.clone());
         Ok(Response::new(stream))
     }
 
@@ -159,9 +160,9 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::ReplayGameRequest>,
     ) -> Result<Response<Self::ReplayGameStream>, Status> {
-        let token = viewer::optional_token(&request)?;
+        let token = request::optional_token(&request)?;
         let r = request.into_inner();
-        let id = viewer::game_id(&r.name)?;
+        let id = request::game_id(&r.name)?;
         let (from, to) = replay_range(r.from_version, r.to_version)?;
         if r.interval_ms > 60_000 {
             return Err(ApiError::InvalidArgument {
@@ -173,7 +174,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let games = self.games.clone();
         let plan = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let now = games.current(&id)?;
-            let visible = viewer::visible_version(Viewer::of(token.as_deref(), &now)?, &now);
+            let visible = audience::visible_version(Audience::of(token.as_deref(), &now)?, &now);
             let to = to.unwrap_or(visible);
             if to > visible || from > to {
                 return Err(ApiError::InvalidArgument {
@@ -203,16 +204,16 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::GetGameAtVersionRequest>,
     ) -> Result<Response<proto::GetGameAtVersionResponse>, Status> {
-        let token = viewer::optional_token(&request)?;
+        let token = request::optional_token(&request)?;
         let r = request.into_inner();
-        let id = viewer::game_id(&r.name)?;
+        let id = request::game_id(&r.name)?;
         let version = version::to_seq("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             // Fresh from the store (`current`): a watcher may have seen an
             // event the cache does not hold yet.
             let now = games.current(&id)?;
-            let visible = viewer::visible_version(Viewer::of(token.as_deref(), &now)?, &now);
+            let visible = audience::visible_version(Audience::of(token.as_deref(), &now)?, &now);
             if !(2..=visible).contains(&version) {
                 return Err(ApiError::InvalidArgument {
                     field: "version".to_owned(),
@@ -237,8 +238,8 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::ExportGameRequest>,
     ) -> Result<Response<proto::ExportGameResponse>, Status> {
-        let token = viewer::optional_token(&request)?;
-        let id = viewer::game_id(&request.get_ref().name)?;
+        let token = request::optional_token(&request)?;
+        let id = request::game_id(&request.get_ref().name)?;
         let games = self.games.clone();
         let export = tokio::task::spawn_blocking(move || super::audit::export(&games, &id, token.as_deref()))
             .await
@@ -257,7 +258,7 @@ impl proto::watch_service_server::WatchService for WatchService {
             // commitment it showed that game's players.
             if !r.events.is_empty()
                 && r.seed_sha256.is_empty()
-                && let Ok(id) = viewer::game_id(&r.name)
+                && let Ok(id) = request::game_id(&r.name)
                 && let Ok(stored) = games.current(&id)
             {
                 r.seed_sha256 = stored.info.seed_sha256.clone();
@@ -393,7 +394,7 @@ impl Replay {
                 event: Some(view::event(
                     event.seq as i64,
                     event.time_millis as i64,
-                    view::event_seat(&engine_event, viewer::seat_of(&event), &loaded.game),
+                    view::event_seat(&engine_event, seat_of(&event), &loaded.game),
                     &engine_event,
                     &effects,
                     &loaded.info.seed_sha256,
@@ -575,7 +576,7 @@ impl Dashboard {
                     self.followed.pop(id);
                     return None;
                 }
-                if followed.first_action.is_none() && viewer::seat_of(event).is_some() {
+                if followed.first_action.is_none() && seat_of(event).is_some() {
                     followed.first_action = Some(event.seq);
                 }
             }
@@ -605,7 +606,7 @@ impl Dashboard {
             let mut first_action = None;
             let loaded = games
                 .fold_uncached(&id, Some(seq), |stored, _, _| {
-                    if first_action.is_none() && viewer::seat_of(stored).is_some() {
+                    if first_action.is_none() && seat_of(stored).is_some() {
                         first_action = Some(stored.seq);
                     }
                 })
@@ -657,11 +658,11 @@ mod tests {
             let command = loaded.game.legal_commands()[0];
             let request = RequestId::new(format!("r{}", loaded.version)).unwrap();
             let token = &tokens[usize::from(seat.0)];
-            let Acting::Written(written) = games.act(id, token, loaded.version, &request, &command).unwrap()
+            let Acting::InFlight(written) = games.act(id, token, loaded.version, &request, &command).unwrap()
             else {
                 panic!("a new request id is not a retry");
             };
-            games.acknowledge(written).await.unwrap();
+            games.settle(written).await.unwrap();
         }
         games.load(id).unwrap().version
     }
@@ -759,7 +760,10 @@ mod tests {
             assert!(built.load(Ordering::Relaxed) <= versions.len() + 1);
         }
         // Stored seqs 3..=last, shown as API versions.
-        assert_eq!(versions, (version::of_seq(3)..=version::of_seq(last)).collect::<Vec<_>>());
+        assert_eq!(
+            versions,
+            (version::of_seq(3)..=version::of_seq(last)).collect::<Vec<_>>()
+        );
         // A replay that is dropped unread ends its task and frees it all.
         let (_stop, stopping) = tokio::sync::watch::channel(false);
         let built = Arc::new(AtomicUsize::new(0));

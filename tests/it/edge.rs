@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
-use carcassonne::games::{Acknowledged, Acting, Games, NewGame};
+use carcassonne::games::{Acting, Games, NewGame, Settled};
 use carcassonne::proto::{self, action::Action as A};
 use carcassonne_engine::{Rules, Seed, Setup};
 use carcassonne_store::{GameId, MemoryStore, RequestId, SystemClock};
@@ -121,7 +121,7 @@ async fn an_action_whose_caller_gave_up_still_becomes_the_cached_game() {
     let command = before.game.legal_commands()[0];
     let request = RequestId::new("gave-up").unwrap();
     let acting = games.act(&id, token, before.version, &request, &command).unwrap();
-    let Acting::Written(written) = acting else {
+    let Acting::InFlight(written) = acting else {
         panic!("a new request id is not a retry")
     };
     // The caller gives up before the action is acknowledged.
@@ -160,10 +160,10 @@ async fn an_action_whose_caller_gave_up_still_becomes_the_cached_game() {
             &next,
         )
         .unwrap();
-    let Acting::Written(written) = acting else {
+    let Acting::InFlight(written) = acting else {
         panic!("a new request id is not a retry")
     };
-    let Acknowledged::Acted(acted) = games.acknowledge(written).await.unwrap() else {
+    let Settled::Acted(acted) = games.settle(written).await.unwrap() else {
         panic!("nobody else used this request id")
     };
     assert!(acted.loaded.version > stored);
@@ -199,9 +199,9 @@ async fn one_request_id_racing_with_two_actions_acts_once() {
         let mut acted = 0;
         for racer in racers {
             let answer = match racer.await.unwrap().unwrap() {
-                Acting::Written(written) => match games.acknowledge(written).await.unwrap() {
-                    Acknowledged::Acted(_) => Ok(()),
-                    Acknowledged::Retried { first, last, asked } => {
+                Acting::InFlight(written) => match games.settle(written).await.unwrap() {
+                    Settled::Acted(_) => Ok(()),
+                    Settled::Retried { first, last, asked } => {
                         games.answer(&id, first, last, &asked).map(drop)
                     }
                 },

@@ -1,0 +1,63 @@
+//! Who is asking, and so how much of a game they may see: a player (a
+//! seat's token in the metadata) sees a game as it is; a spectator sees a
+//! running game `spectator_delay` events behind. (The terminal program
+//! that shows games is `crate::viewer`; this is the server's check.)
+
+use std::sync::Arc;
+
+use carcassonne_store::GameId;
+
+use crate::api::status::ApiError;
+use crate::games::stored::Loaded;
+use crate::games::{Games, auth};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Player(u8),
+    Spectator,
+}
+
+impl Audience {
+    /// The audience a token makes; a token that is no seat's is refused.
+    pub fn of(token: Option<&str>, loaded: &Loaded) -> Result<Audience, ApiError> {
+        match token {
+            None => Ok(Audience::Spectator),
+            Some(token) => auth::seat_of(token, &loaded.opened.token_hashes)
+                .map(Audience::Player)
+                .ok_or(ApiError::BadToken),
+        }
+    }
+
+    /// The last stored seq this audience may see of a game at seq `head`.
+    pub fn visible(self, head: u64, finished: bool, delay: u32) -> u64 {
+        match self {
+            Audience::Player(_) => head,
+            Audience::Spectator if finished => head,
+            // Never before the creation.
+            Audience::Spectator => head.saturating_sub(u64::from(delay)).max(2),
+        }
+    }
+}
+
+/// The one visibility decision of every read path (GetGame, ListGames,
+/// GetLegalActions, WatchGame, WatchServer, ReplayGame, GetGameAtVersion,
+/// ExportGame): the last seq of the game `now` that `audience` may see.
+pub fn visible_version(audience: Audience, now: &Loaded) -> u64 {
+    audience.visible(now.version, now.game.is_finished(), now.info.spectator_delay)
+}
+
+/// The game `now` as `audience` may see it: itself, or for a spectator of
+/// a delayed game the game at its visible seq, folded from the store
+/// (without touching the cache).
+pub fn visible_game(
+    games: &Games,
+    id: &GameId,
+    audience: Audience,
+    now: Arc<Loaded>,
+) -> Result<Arc<Loaded>, ApiError> {
+    let visible = visible_version(audience, &now);
+    if visible == now.version {
+        return Ok(now);
+    }
+    Ok(Arc::new(games.fold_uncached(id, Some(visible), |_, _, _| {})?))
+}
