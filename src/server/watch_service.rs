@@ -433,6 +433,11 @@ async fn pump_server(
 ) {
     let message = |m: ws::Message| proto::WatchServerResponse { message: Some(m) };
     let mut dashboard = Dashboard::new(games.clone());
+    // Where a client resumes after a keep-alive or falling behind: after
+    // the last change sent (or where it started), never the store's last
+    // position, which would tell a spectator when the hidden moves of a
+    // delayed game happen. Resuming there folds those events again.
+    let mut resume = position;
     // Catch up from the store, a page at a time.
     loop {
         let (store, from) = (games.store().clone(), position + 1);
@@ -456,6 +461,7 @@ async fn pump_server(
                 if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
                     return;
                 }
+                resume = position;
             }
         }
     }
@@ -464,7 +470,7 @@ async fn pump_server(
             next = live.recv() => next,
             _ = stopping.changed() => return,
             () = tokio::time::sleep(every) => {
-                if tx.send(Ok(message(ws::Message::KeepAlive(position as i64)))).await.is_err() {
+                if tx.send(Ok(message(ws::Message::KeepAlive(resume as i64)))).await.is_err() {
                     return;
                 }
                 continue;
@@ -478,12 +484,11 @@ async fn pump_server(
                     if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
                         return;
                     }
+                    resume = position;
                 }
             }
             Err(broadcast::error::RecvError::Lagged(_)) => {
-                let _ = tx
-                    .send(Ok(message(ws::Message::FellBehind(position as i64))))
-                    .await;
+                let _ = tx.send(Ok(message(ws::Message::FellBehind(resume as i64)))).await;
                 return;
             }
             Err(broadcast::error::RecvError::Closed) => return,
@@ -638,6 +643,17 @@ mod tests {
     /// A game created in `games` and played `actions` actions (or to its
     /// end), the first legal action each time; returns the version.
     async fn played(games: &Games, id: &GameId, seed: u64, actions: usize) -> u64 {
+        played_with_delay(games, id, seed, actions, 0).await
+    }
+
+    /// [`played`], with spectators `spectator_delay` events behind.
+    async fn played_with_delay(
+        games: &Games,
+        id: &GameId,
+        seed: u64,
+        actions: usize,
+        spectator_delay: u32,
+    ) -> u64 {
         let setup = Setup {
             rules: Rules::default(),
             players: vec!["A".to_owned(), "B".to_owned()],
@@ -646,7 +662,7 @@ mod tests {
         };
         let new = NewGame {
             setup,
-            spectator_delay: 0,
+            spectator_delay,
         };
         let request = RequestId::new(format!("create-{id}")).unwrap();
         let tokens = games.create(id, &request, new).unwrap().tokens;
@@ -692,6 +708,48 @@ mod tests {
             }
         }
         seen
+    }
+
+    #[tokio::test]
+    async fn keep_alives_never_tell_a_spectator_when_a_delayed_game_moves() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+        let games = Arc::new(Games::new(store.clone(), 16));
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let (tx, mut rx) = mpsc::channel(CLIENT_BUFFER);
+        let every = Duration::from_millis(100);
+        tokio::spawn(pump_server(
+            tx,
+            store.subscribe_all(),
+            games.clone(),
+            0,
+            every,
+            stopping,
+        ));
+        // Six moves, all of them hidden from spectators by the delay.
+        let id = GameId::new("delayed").unwrap();
+        played_with_delay(&games, &id, 5, 6, 50).await;
+        let last = store.last_position();
+        let mut created_at = None;
+        let mut keep_alives = 0;
+        while keep_alives < 2 {
+            match rx.recv().await.unwrap().unwrap().message.unwrap() {
+                ws::Message::Event(change) => {
+                    assert_eq!(change.change, proto::GameChange::Created as i32, "{change:?}");
+                    created_at = Some(change.position);
+                }
+                // A keep-alive before the creation says where the stream began.
+                ws::Message::KeepAlive(at) if created_at.is_none() => assert_eq!(at, 0),
+                ws::Message::KeepAlive(at) => {
+                    assert_eq!(Some(at), created_at, "not the store's last position {last}");
+                    keep_alives += 1;
+                }
+                ws::Message::FellBehind(at) => panic!("fell behind at {at}"),
+            }
+        }
+        assert!(
+            created_at.is_some_and(|at| (at as u64) < last),
+            "moves were stored after it"
+        );
     }
 
     #[tokio::test]
