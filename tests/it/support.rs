@@ -207,13 +207,7 @@ pub async fn game(client: &mut GameServiceClient<Channel>, name: &str) -> proto:
 /// The game's pending decision and its legal actions, as a spectator sees
 /// them.
 pub async fn legal(client: &mut GameServiceClient<Channel>, name: &str) -> proto::GetLegalActionsResponse {
-    client
-        .get_legal_actions(proto::GetLegalActionsRequest {
-            name: name.to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
+    legal_of(client, Request::new(legal_request(name))).await
 }
 
 /// The same as the seat of `token` sees them: a player sees no delay.
@@ -222,16 +216,20 @@ pub async fn legal_as(
     name: &str,
     token: &str,
 ) -> proto::GetLegalActionsResponse {
-    client
-        .get_legal_actions(with_token(
-            proto::GetLegalActionsRequest {
-                name: name.to_owned(),
-            },
-            token,
-        ))
-        .await
-        .unwrap()
-        .into_inner()
+    legal_of(client, with_token(legal_request(name), token)).await
+}
+
+fn legal_request(name: &str) -> proto::GetLegalActionsRequest {
+    proto::GetLegalActionsRequest {
+        name: name.to_owned(),
+    }
+}
+
+async fn legal_of(
+    client: &mut GameServiceClient<Channel>,
+    request: Request<proto::GetLegalActionsRequest>,
+) -> proto::GetLegalActionsResponse {
+    client.get_legal_actions(request).await.unwrap().into_inner()
 }
 
 /// Takes the legal action number `choice` (modulo their number) of `legal`
