@@ -342,14 +342,9 @@ async fn each_method_caps_its_request_size() {
     create.players = (0..5).map(|_| "\u{1F600}".repeat(64)).collect();
     client.create_game(create).await.unwrap();
     // A read carrying 2 KB of unknown fields does not.
-    let mut raw = Vec::new();
-    prost::Message::encode(
-        &proto::GetGameRequest {
-            name: "games/a".into(),
-        },
-        &mut raw,
-    )
-    .unwrap();
+    let mut raw = prost::Message::encode_to_vec(&proto::GetGameRequest {
+        name: "games/a".into(),
+    });
     // Field 15, bytes, 2000 of them: an unknown field, decoded and dropped.
     raw.extend([0x7a, 0xd0, 0x0f]);
     raw.extend(std::iter::repeat_n(0u8, 2000));
@@ -482,14 +477,9 @@ async fn malformed_bodies_are_invalid_arguments() {
     assert_malformed(&status, "grpc-web-text that is not base64");
 
     // A well-formed request still works over grpc-web.
-    let mut good = Vec::new();
-    prost::Message::encode(
-        &proto::GetGameRequest {
-            name: "games/none".into(),
-        },
-        &mut good,
-    )
-    .unwrap();
+    let good = prost::Message::encode_to_vec(&proto::GetGameRequest {
+        name: "games/none".into(),
+    });
     let status = grpc_web_call(server.addr, get_game, "application/grpc-web+proto", &frame(&good)).await;
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
     server.stop().await;
