@@ -1,24 +1,12 @@
 //! The offline commands: `score`, `verify`, `demo`.
 
-use std::io::Write as _;
 use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 
+use crate::support::{carcassonne as run, serve};
+
 fn records() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/engine/tests/records")
-}
-
-/// Runs the binary with `args`, feeding `stdin`.
-fn run(args: &[&str], stdin: &str) -> Output {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-    child.wait_with_output().unwrap()
 }
 
 fn stdout(output: &Output) -> String {
@@ -187,28 +175,13 @@ fn a_reader_that_went_away_is_no_panic() {
 
 #[test]
 fn serve_starts_with_no_setup_and_stops_cleanly_on_sigterm() {
-    use std::io::{BufRead as _, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--data", data.to_str().unwrap()])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on 127.0.0.1:"), "{line}");
+    let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
+    assert!(served.addr.starts_with("http://127.0.0.1:"), "{}", served.addr);
     assert!(data.is_dir(), "the store directory is created");
-    let killed = Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    let status = child.wait().unwrap();
-    assert_eq!(status.code(), Some(0));
+    let (status, log) = served.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
 }
 
 /// `carcassonne verify -` on a record's text: what it prints.

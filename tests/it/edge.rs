@@ -14,19 +14,13 @@ use http_body_util::BodyExt as _;
 use tonic::{Code, Status};
 use tonic_types::StatusExt as _;
 
-use crate::server::{TestServer, act, create_request, legal, new_game, reason, with_token};
-
-fn error_info_reason(status: &Status) -> String {
-    reason(status)
-}
+use crate::support::{act, create_request, legal, new_game, reason, serve, start, with_token};
 
 /// A request id names one request of a game: an identical retry gets the
 /// first answer, anything else that carries it a clear error of its own.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reused_request_id_is_refused_unless_the_request_is_the_same() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let (name, tokens) = new_game(&mut client, "reuse", 3).await;
     let legal = legal(&mut client, &name).await;
     let seat = legal.pending.unwrap().seat as usize;
@@ -53,11 +47,7 @@ async fn a_reused_request_id_is_refused_unless_the_request_is_the_same() {
     let refused = |result: Result<tonic::Response<proto::ActResponse>, Status>, why: &str| {
         let status = result.err().unwrap_or_else(|| panic!("accepted: {why}"));
         assert_eq!(status.code(), Code::AlreadyExists, "{why}: {status:?}");
-        assert_eq!(
-            error_info_reason(&status),
-            "REQUEST_ID_REUSED",
-            "{why}: {status:?}"
-        );
+        assert_eq!(reason(&status), "REQUEST_ID_REUSED", "{why}: {status:?}");
         status.message().to_owned()
     };
     let message = refused(
@@ -87,7 +77,7 @@ async fn a_reused_request_id_is_refused_unless_the_request_is_the_same() {
         "the creation's id",
     );
     // Nothing of that changed the game.
-    let now = crate::server::legal(&mut client, &name).await;
+    let now = crate::support::legal(&mut client, &name).await;
     assert_eq!(now.version, first.version);
     server.stop().await;
 }
@@ -235,9 +225,7 @@ async fn one_request_id_racing_with_two_actions_acts_once() {
 /// without retrying the call that gave up.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_deadline_never_wedges_a_game() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let (name, tokens) = new_game(&mut client, "deadline", 6).await;
     for step in 0..15 {
         let before = legal(&mut client, &name).await;
@@ -275,9 +263,7 @@ async fn a_client_deadline_never_wedges_a_game() {
 /// `int32` too (`i32::MIN.abs()` overflows).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn extreme_coordinates_are_invalid_arguments() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let (name, tokens) = new_game(&mut client, "coords", 2).await;
     let legal = legal(&mut client, &name).await;
     let token = &tokens[legal.pending.unwrap().seat as usize];
@@ -309,9 +295,7 @@ async fn extreme_coordinates_are_invalid_arguments() {
 /// long the input: a long name or tile kind makes a short status.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn errors_quote_little_of_long_input() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let status = client
         .get_game(proto::GetGameRequest {
             name: "x".repeat(900),
@@ -344,7 +328,7 @@ async fn errors_quote_little_of_long_input() {
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
-    assert_eq!(error_info_reason(&status), "REQUEST_TOO_LARGE", "{status:?}");
+    assert_eq!(reason(&status), "REQUEST_TOO_LARGE", "{status:?}");
     assert!(status.message().contains("GetGame"), "{status:?}");
     server.stop().await;
 }
@@ -352,28 +336,21 @@ async fn errors_quote_little_of_long_input() {
 /// Each method accepts what it can need and no more.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_method_caps_its_request_size() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     // A creation with five names of 64 four-byte characters fits.
     let mut create = create_request("big-names", 5, &[], 1);
     create.players = (0..5).map(|_| "\u{1F600}".repeat(64)).collect();
     client.create_game(create).await.unwrap();
     // A read carrying 2 KB of unknown fields does not.
-    let mut raw = Vec::new();
-    prost::Message::encode(
-        &proto::GetGameRequest {
-            name: "games/a".into(),
-        },
-        &mut raw,
-    )
-    .unwrap();
+    let mut raw = prost::Message::encode_to_vec(&proto::GetGameRequest {
+        name: "games/a".into(),
+    });
     // Field 15, bytes, 2000 of them: an unknown field, decoded and dropped.
     raw.extend([0x7a, 0xd0, 0x0f]);
     raw.extend(std::iter::repeat_n(0u8, 2000));
     let status = raw_call(server.addr, "/carcassonne.v1.GameService/GetGame", &frame(&raw)).await;
     assert_eq!(status.code(), Code::ResourceExhausted, "{status:?}");
-    assert_eq!(error_info_reason(&status), "REQUEST_TOO_LARGE", "{status:?}");
+    assert_eq!(reason(&status), "REQUEST_TOO_LARGE", "{status:?}");
     assert_eq!(
         status.get_error_details().error_info().unwrap().metadata["limit"],
         carcassonne::server::request_limit("/carcassonne.v1.GameService/GetGame")
@@ -455,11 +432,7 @@ async fn grpc_web_call(addr: SocketAddr, path: &str, content_type: &str, body: &
 
 fn assert_malformed(status: &Status, what: &str) {
     assert_eq!(status.code(), Code::InvalidArgument, "{what}: {status:?}");
-    assert_eq!(
-        error_info_reason(status),
-        "MALFORMED_REQUEST",
-        "{what}: {status:?}"
-    );
+    assert_eq!(reason(status), "MALFORMED_REQUEST", "{what}: {status:?}");
 }
 
 /// A body that is no request of its method is the client's mistake:
@@ -467,9 +440,7 @@ fn assert_malformed(status: &Status, what: &str) {
 /// HTTP/2 and over grpc-web alike.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn malformed_bodies_are_invalid_arguments() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let _ = server.client().await;
+    let (server, _) = start().await;
     let get_game = "/carcassonne.v1.GameService/GetGame";
     // Field 1 (the name) as a string that is not UTF-8.
     let not_utf8 = frame(&[0x0a, 0x02, 0xff, 0xfe]);
@@ -506,14 +477,9 @@ async fn malformed_bodies_are_invalid_arguments() {
     assert_malformed(&status, "grpc-web-text that is not base64");
 
     // A well-formed request still works over grpc-web.
-    let mut good = Vec::new();
-    prost::Message::encode(
-        &proto::GetGameRequest {
-            name: "games/none".into(),
-        },
-        &mut good,
-    )
-    .unwrap();
+    let good = prost::Message::encode_to_vec(&proto::GetGameRequest {
+        name: "games/none".into(),
+    });
     let status = grpc_web_call(server.addr, get_game, "application/grpc-web+proto", &frame(&good)).await;
     assert_eq!(status.code(), Code::NotFound, "{status:?}");
     server.stop().await;
@@ -523,39 +489,23 @@ async fn malformed_bodies_are_invalid_arguments() {
 /// its log names its address plainly and has no colour codes in a file.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_second_server_on_the_same_data_says_once_that_it_is_in_use() {
-    use std::io::{BufRead as _, BufReader};
-    use std::process::{Command, Stdio};
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
-    let log = std::fs::File::create(dir.path().join("first.log")).unwrap();
-    let binary = env!("CARGO_BIN_EXE_carcassonne");
-    let serve = ["serve", "--addr", "127.0.0.1:0", "--data", data.to_str().unwrap()];
-    let mut first = Command::new(binary)
-        .args(serve)
-        .stdout(Stdio::piped())
-        .stderr(log)
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(first.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line.trim().strip_prefix("listening on ").unwrap().to_owned();
+    let first = serve(&data, &dir.path().join("first.log"), &[]).unwrap();
+    let addr = first.addr.strip_prefix("http://").unwrap().to_owned();
 
-    let second = Command::new(binary).args(serve).output().unwrap();
+    let second = std::process::Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["serve", "--addr", "127.0.0.1:0", "--data", data.to_str().unwrap()])
+        .output()
+        .unwrap();
     let stderr = String::from_utf8_lossy(&second.stderr);
     assert_eq!(second.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.matches("in use by another server").count(), 1, "{stderr}");
     assert!(!stderr.contains("could not acquire lock"), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
 
-    let killed = Command::new("kill")
-        .args(["-TERM", &first.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(killed.success());
-    assert_eq!(first.wait().unwrap().code(), Some(0));
-    let logged = std::fs::read_to_string(dir.path().join("first.log")).unwrap();
+    let (status, logged) = first.terminate();
+    assert_eq!(status.code(), Some(0));
     assert!(logged.contains(&format!("addr={addr} ")), "{logged}");
     assert!(!logged.contains("Some("), "{logged}");
     assert!(!logged.contains('\u{1b}'), "colour codes in a file: {logged:?}");
@@ -565,9 +515,7 @@ async fn a_second_server_on_the_same_data_says_once_that_it_is_in_use() {
 /// exactly that.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_request_id_is_told_the_exact_rule() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     for bad in ["with space", "", "é", &"x".repeat(129)] {
         let status = client
             .create_game(create_request(bad, 2, &[], 1))

@@ -10,5 +10,6 @@ mod reads;
 mod secrecy;
 mod server;
 mod storage;
+mod support;
 mod viewer;
 mod watch;

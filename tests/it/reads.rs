@@ -2,111 +2,21 @@
 //! them, exports of running games that verify as games in progress, and
 //! audits that check a log against the commitment players were shown.
 
-use carcassonne::proto::game_service_client::GameServiceClient;
-use carcassonne::proto::watch_service_client::WatchServiceClient;
-use carcassonne::proto::{self, watch_game_response::Message as W, watch_server_response::Message as S};
-use tokio_stream::StreamExt as _;
-use tonic::transport::Channel;
+use carcassonne::proto;
 
-use crate::server::{TestServer, act, create_request, play_to_end, with_token};
-
-async fn watcher(server: &TestServer) -> WatchServiceClient<Channel> {
-    let _ = server.client().await;
-    WatchServiceClient::connect(format!("http://{}", server.addr))
-        .await
-        .unwrap()
-}
-
-/// Creates a 2-player game; returns its name and tokens.
-async fn create(
-    client: &mut GameServiceClient<Channel>,
-    id: &str,
-    delay: u32,
-    expansions: &[proto::Expansion],
-    seed: u8,
-) -> (String, Vec<String>) {
-    let mut request = create_request(id, 2, expansions, seed);
-    request.spectator_delay = delay;
-    let created = client.create_game(request).await.unwrap().into_inner();
-    (
-        created.game.unwrap().name,
-        created.tokens.into_iter().map(|t| t.token).collect(),
-    )
-}
-
-/// The game as its first seat sees it: version, pending decision, actions.
-async fn as_player(
-    client: &mut GameServiceClient<Channel>,
-    name: &str,
-    token: &str,
-) -> proto::GetLegalActionsResponse {
-    client
-        .get_legal_actions(with_token(
-            proto::GetLegalActionsRequest {
-                name: name.to_owned(),
-            },
-            token,
-        ))
-        .await
-        .unwrap()
-        .into_inner()
-}
-
-/// Takes one varied legal action as the seat the game waits for; false when
-/// the game is over.
-async fn step(client: &mut GameServiceClient<Channel>, name: &str, tokens: &[String], n: usize) -> bool {
-    let legal = as_player(client, name, &tokens[0]).await;
-    if legal.actions.is_empty() {
-        return false;
-    }
-    let seat = legal.pending.unwrap().seat as usize;
-    let action = legal.actions[n % legal.actions.len()].action.unwrap();
-    client
-        .act(with_token(
-            act(name, legal.version, &format!("s{n}"), action),
-            &tokens[seat],
-        ))
-        .await
-        .unwrap();
-    true
-}
-
-fn export_request(name: &str) -> proto::ExportGameRequest {
-    proto::ExportGameRequest {
-        name: name.to_owned(),
-    }
-}
-
-/// The server stream's changes up to its first keep-alive.
-async fn server_changes(w: &mut WatchServiceClient<Channel>) -> Vec<proto::ServerEvent> {
-    let mut stream = w
-        .watch_server(proto::WatchServerRequest {
-            from_position: Some(0),
-            keep_alive_ms: 1000,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut changes = Vec::new();
-    loop {
-        match stream.next().await.unwrap().unwrap().message.unwrap() {
-            S::Event(e) => changes.push(e),
-            S::KeepAlive(_) => return changes,
-            S::FellBehind(p) => panic!("fell behind at {p}"),
-        }
-    }
-}
+use crate::support::{
+    create, delayed_request, export_request, game, game_at, legal, legal_as, play_step, play_to_end, replay,
+    replay_request, server_changes, snapshot, start, watch, watch_request, with_token,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
-    let mut w = watcher(&server).await;
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
     let delay = 4;
-    let (name, tokens) = create(&mut client, "delayed-reads", delay, &[], 3).await;
+    let (name, tokens) = create(&mut client, delayed_request("delayed-reads", delay, &[], 3)).await;
     // One action: the game started, but spectators cannot see that yet.
-    assert!(step(&mut client, &name, &tokens, 0).await);
+    assert!(play_step(&mut client, &name, &tokens, 0).await.is_some());
     let changes = server_changes(&mut w).await;
     let ours: Vec<i32> = changes
         .iter()
@@ -121,24 +31,18 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     // The player's exports, by version, to compare the spectator's with.
     let mut player_exports = std::collections::HashMap::new();
     for n in 1..15 {
-        let version = as_player(&mut client, &name, &tokens[0]).await.version;
+        let version = legal_as(&mut client, &name, &tokens[0]).await.version;
         let export = w
             .export_game(with_token(export_request(&name), &tokens[0]))
             .await
             .unwrap()
             .into_inner();
         player_exports.insert(version, export.record_json);
-        assert!(step(&mut client, &name, &tokens, n).await);
+        assert!(play_step(&mut client, &name, &tokens, n).await.is_some());
     }
-    let head = as_player(&mut client, &name, &tokens[0]).await.version;
+    let head = legal_as(&mut client, &name, &tokens[0]).await.version;
     // GetGame without a token: the version every other path must show.
-    let game = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let game = game(&mut client, &name).await;
     let visible = game.version;
     assert_eq!(visible, head - i64::from(delay));
     // ListGames.
@@ -150,102 +54,32 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
     let listed = listed.games.iter().find(|g| g.name == name).expect("listed");
     assert_eq!(listed, &game, "ListGames shows what GetGame shows");
     // GetLegalActions.
-    let legal = client
-        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner();
+    let legal = legal(&mut client, &name).await;
     assert_eq!((legal.version, legal.pending), (visible, game.pending.clone()));
     // WatchGame: from now (unset), and from the visible version but no later.
     let beyond = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: Some(visible + 1),
-            keep_alive_ms: 0,
-        })
+        .watch_game(watch_request(&name, Some(visible + 1)))
         .await
         .unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
-    let mut at = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: Some(visible),
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let Some(Ok(proto::WatchGameResponse {
-        message: Some(W::Snapshot(snapshot)),
-    })) = at.next().await
-    else {
-        panic!("no snapshot")
-    };
-    assert_eq!(snapshot, game);
-    drop(at);
-    let mut watch = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: None,
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let Some(Ok(proto::WatchGameResponse {
-        message: Some(W::Snapshot(snapshot)),
-    })) = watch.next().await
-    else {
-        panic!("no snapshot")
-    };
-    assert_eq!(snapshot, game);
-    drop(watch);
+    for from in [Some(visible), None] {
+        let mut stream = watch(&mut w, watch_request(&name, from)).await;
+        assert_eq!(snapshot(&mut stream).await, game, "from {from:?}");
+    }
     // ReplayGame: to now (unset) and to the visible version, but no later.
     let beyond = w
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            to_version: Some(visible + 1),
-            interval_ms: 0,
-        })
+        .replay_game(replay_request(&name, Some(1), Some(visible + 1)))
         .await
         .unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
     for to_version in [None, Some(visible)] {
-        let mut replay = w
-            .replay_game(proto::ReplayGameRequest {
-                name: name.clone(),
-                from_version: Some(1),
-                to_version,
-                interval_ms: 0,
-            })
-            .await
-            .unwrap()
-            .into_inner();
-        let mut last = None;
-        while let Some(step) = replay.next().await {
-            last = step.unwrap().game;
-        }
-        assert_eq!(last.as_ref(), Some(&game), "to_version {to_version:?}");
+        let steps = replay(&mut w, replay_request(&name, Some(1), to_version)).await;
+        let last = steps.last().and_then(|step| step.game.as_ref());
+        assert_eq!(last, Some(&game), "to_version {to_version:?}");
     }
     // GetGameAtVersion: the visible version, and nothing after it.
-    let seek = w
-        .get_game_at_version(proto::GetGameAtVersionRequest {
-            name: name.clone(),
-            version: visible,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game;
-    assert_eq!(seek.as_ref(), Some(&game));
-    let beyond = w
-        .get_game_at_version(proto::GetGameAtVersionRequest {
-            name: name.clone(),
-            version: visible + 1,
-        })
-        .await
-        .unwrap_err();
+    assert_eq!(game_at(&mut w, &name, visible).await.unwrap(), game);
+    let beyond = game_at(&mut w, &name, visible + 1).await.unwrap_err();
     assert_eq!(beyond.code(), tonic::Code::InvalidArgument);
     // ExportGame: what the player's export said at the visible version.
     let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
@@ -264,23 +98,19 @@ async fn every_read_path_shows_a_spectator_the_same_delayed_game() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_export_at_every_version_of_a_running_game_verifies_as_in_progress() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
-    let mut w = watcher(&server).await;
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
     let delay = 3;
+    let expansions = [proto::Expansion::River, proto::Expansion::Count];
     let (name, tokens) = create(
         &mut client,
-        "exported-running",
-        delay,
-        &[proto::Expansion::River, proto::Expansion::Count],
-        5,
+        delayed_request("exported-running", delay, &expansions, 5),
     )
     .await;
     let mut player_exports = std::collections::HashMap::new();
     let mut kinds_checked_offline = std::collections::HashSet::new();
     for n in 0.. {
-        let legal = as_player(&mut client, &name, &tokens[0]).await;
+        let legal = legal_as(&mut client, &name, &tokens[0]).await;
         if legal.actions.is_empty() {
             break;
         }
@@ -320,7 +150,7 @@ async fn an_export_at_every_version_of_a_running_game_verifies_as_in_progress() 
             assert_eq!(&spectator.record_json, then, "version {}", legal.version);
         }
         player_exports.insert(legal.version, export.record_json);
-        assert!(step(&mut client, &name, &tokens, n).await);
+        assert!(play_step(&mut client, &name, &tokens, n).await.is_some());
     }
     use proto::DecisionKind as K;
     // The Count's final round: the last tile is placed, the game runs on.
@@ -372,19 +202,10 @@ fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent>
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_audit_checks_the_log_against_the_commitment_and_the_record_move_by_move() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
-    let mut w = watcher(&server).await;
-    let (name, tokens) = create(&mut client, "audited-game", 0, &[], 21).await;
-    let shown = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
-        .seed_sha256;
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
+    let (name, tokens) = create(&mut client, delayed_request("audited-game", 0, &[], 21)).await;
+    let shown = game(&mut client, &name).await.seed_sha256;
     play_to_end(&mut client, &name, &tokens).await;
     let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
     let request = proto::VerifyGameRequest {
@@ -415,7 +236,7 @@ async fn an_audit_checks_the_log_against_the_commitment_and_the_record_move_by_m
     // A forged log: another game, played with another seed, moved to this
     // game's name with every hash recomputed, and its own record and seed.
     // Only the commitment the players were shown finds it out.
-    let (other, other_tokens) = create(&mut client, "forger", 0, &[], 22).await;
+    let (other, other_tokens) = create(&mut client, delayed_request("forger", 0, &[], 22)).await;
     play_to_end(&mut client, &other, &other_tokens).await;
     let forged = w.export_game(export_request(&other)).await.unwrap().into_inner();
     let forged = proto::VerifyGameRequest {

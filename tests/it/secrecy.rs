@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use carcassonne::proto::{self, game_event::Event as E};
 
-use crate::server::{TestServer, act, create_request, with_token};
+use crate::support::{act_legal, create_request, game, hex, legal, start};
 
 /// Every log line of the test binary's servers, from the start on.
 fn captured_logs() -> Arc<Mutex<Vec<u8>>> {
@@ -37,33 +37,23 @@ impl Write for Sink {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
     let logs = captured_logs();
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let seed = [0x5a; 32];
     let mut request = create_request("secrecy", 2, &[proto::Expansion::River], 0);
     request.seed = hex(&seed);
     let created = client.create_game(request).await.unwrap().into_inner();
     let name = created.game.clone().unwrap().name;
-    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+    let tokens = crate::support::tokens(&created);
 
     // Every response while the game runs, with the number of tiles drawn.
     let mut seen: Vec<(usize, String)> = vec![(1, format!("{created:?}"))];
     let mut draws: Vec<String> = Vec::new();
     let mut finished = false;
     for step in 0.. {
-        let legal = client
-            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-            .await
-            .unwrap()
-            .into_inner();
+        let legal = legal(&mut client, &name).await;
         let Some(pending) = legal.pending.clone() else {
             break;
         };
@@ -71,16 +61,7 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
             break;
         }
         seen.push((draws.len(), format!("{legal:?}")));
-        let action = legal.actions[step % legal.actions.len()].action.unwrap();
-        let token = &tokens[pending.seat as usize];
-        let answer = client
-            .act(with_token(
-                act(&name, legal.version, &format!("s{step}"), action),
-                token,
-            ))
-            .await
-            .unwrap()
-            .into_inner();
+        let answer = act_legal(&mut client, &name, &tokens, &legal, step).await;
         for event in &answer.events {
             if let Some(E::TileDrawn(t)) = &event.event {
                 draws.push(t.kind.clone());
@@ -127,13 +108,6 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
         assert!(!logged.contains(token.as_str()), "a seat token in the logs");
     }
     // At the end, the seed is revealed.
-    let game = client
-        .get_game(proto::GetGameRequest { name })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
-    assert_eq!(game.seed, seed_hex);
+    assert_eq!(game(&mut client, &name).await.seed, seed_hex);
     server.stop().await;
 }

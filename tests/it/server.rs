@@ -1,201 +1,18 @@
 //! The gRPC server against real clients on a loopback port.
 
-use std::net::SocketAddr;
-use std::path::Path;
-
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::{self, action::Action as A};
-use carcassonne::server::{self, ServerConfig};
-use tokio::sync::oneshot;
 use tonic::transport::Channel;
 use tonic::{Code, Request, Status};
 
-/// A server on a free loopback port, stopped when dropped or on `stop`.
-pub struct TestServer {
-    pub addr: SocketAddr,
-    stop: Option<oneshot::Sender<()>>,
-    task: Option<tokio::task::JoinHandle<()>>,
-}
-
-impl TestServer {
-    pub async fn start(data: &Path) -> TestServer {
-        TestServer::start_with(ServerConfig {
-            data: data.to_owned(),
-            ..ServerConfig::default()
-        })
-        .await
-    }
-
-    pub async fn start_with(config: ServerConfig) -> TestServer {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            server::serve(config, listener, async {
-                let _ = stopped.await;
-            })
-            .await
-            .unwrap();
-        });
-        TestServer {
-            addr,
-            stop: Some(stop),
-            task: Some(task),
-        }
-    }
-
-    pub async fn client(&self) -> GameServiceClient<Channel> {
-        let url = format!("http://{}", self.addr);
-        for _ in 0..50 {
-            if let Ok(client) = GameServiceClient::connect(url.clone()).await {
-                return client;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-        panic!("the server at {url} does not answer");
-    }
-
-    /// Stops the server and waits until its store is closed.
-    pub async fn stop(mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-        if let Some(task) = self.task.take() {
-            task.await.unwrap();
-        }
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(stop) = self.stop.take() {
-            let _ = stop.send(());
-        }
-    }
-}
-
-pub fn create_request(
-    request_id: &str,
-    players: usize,
-    expansions: &[proto::Expansion],
-    seed: u8,
-) -> proto::CreateGameRequest {
-    proto::CreateGameRequest {
-        request_id: request_id.to_owned(),
-        players: (0..players).map(|i| format!("Bot {i}")).collect(),
-        rules: Some(proto::RuleOptions {
-            expansions: expansions.iter().map(|e| *e as i32).collect(),
-            ..Default::default()
-        }),
-        seed: hex(&[seed; 32]),
-        tiles: Vec::new(),
-        spectator_delay: 0,
-    }
-}
-
-pub fn with_token<T>(message: T, token: &str) -> Request<T> {
-    let mut request = Request::new(message);
-    request
-        .metadata_mut()
-        .insert("authorization", format!("Bearer {token}").parse().unwrap());
-    request
-}
-
-pub fn act(name: &str, version: i64, request_id: &str, action: A) -> proto::ActRequest {
-    proto::ActRequest {
-        name: name.to_owned(),
-        expected_version: version,
-        request_id: request_id.to_owned(),
-        action: Some(proto::Action { action: Some(action) }),
-        view: 0,
-    }
-}
-
-/// A new 2-player base game: its name and its seats' tokens.
-pub async fn new_game(
-    client: &mut GameServiceClient<Channel>,
-    request_id: &str,
-    seed: u8,
-) -> (String, Vec<String>) {
-    let created = client
-        .create_game(create_request(request_id, 2, &[], seed))
-        .await
-        .unwrap()
-        .into_inner();
-    let tokens = created.tokens.iter().map(|t| t.token.clone()).collect();
-    (created.game.unwrap().name, tokens)
-}
-
-/// The game's pending decision and its legal actions.
-pub async fn legal(client: &mut GameServiceClient<Channel>, name: &str) -> proto::GetLegalActionsResponse {
-    client
-        .get_legal_actions(proto::GetLegalActionsRequest {
-            name: name.to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-}
-
-pub fn reason(status: &Status) -> String {
-    use tonic_types::StatusExt as _;
-    status
-        .get_error_details()
-        .error_info()
-        .map(|i| i.reason.clone())
-        .unwrap_or_default()
-}
-
-/// Plays the game to its end with the first legal action each time, as the
-/// seat the game waits for. Returns the final game.
-pub async fn play_to_end(
-    client: &mut GameServiceClient<Channel>,
-    name: &str,
-    tokens: &[String],
-) -> proto::Game {
-    for step in 0.. {
-        // A player's view: spectators of a delayed game see it behind.
-        let legal = client
-            .get_legal_actions(with_token(
-                proto::GetLegalActionsRequest {
-                    name: name.to_owned(),
-                },
-                &tokens[0],
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        let pending = legal.pending.unwrap();
-        if pending.kind == proto::DecisionKind::Unspecified as i32 {
-            break;
-        }
-        // A varied but deterministic choice.
-        let action = legal.actions[step % legal.actions.len()].action.unwrap();
-        let token = &tokens[pending.seat as usize];
-        client
-            .act(with_token(
-                act(name, legal.version, &format!("step-{step}"), action),
-                token,
-            ))
-            .await
-            .unwrap();
-    }
-    client
-        .get_game(proto::GetGameRequest {
-            name: name.to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
-}
+use crate::support::{
+    TestServer, act, create, create_request, game, hex, legal, new_game, play, play_to_end, reason, start,
+    tokens, with_token,
+};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_whole_game_through_the_api_scores_as_the_engine_does() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     for (i, expansions) in [&[][..], &[proto::Expansion::River, proto::Expansion::Count][..]]
         .iter()
         .enumerate()
@@ -205,10 +22,10 @@ async fn a_whole_game_through_the_api_scores_as_the_engine_does() {
             .await
             .unwrap()
             .into_inner();
-        let game = created.game.unwrap();
+        let game = created.game.clone().unwrap();
         assert_eq!(game.status, proto::GameStatus::Running as i32);
         assert!(game.seed.is_empty(), "the seed is sealed while the game runs");
-        let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
+        let tokens = tokens(&created);
         let done = play_to_end(&mut client, &game.name, &tokens).await;
         assert_eq!(done.status, proto::GameStatus::Finished as i32);
         // The same choices, through the engine alone, score the same.
@@ -230,9 +47,7 @@ async fn a_whole_game_through_the_api_scores_as_the_engine_does() {
 /// is finished; it never waits for a decision nobody can make.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_created_with_an_empty_bag_is_finished_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let mut request = create_request("empty-bag", 2, &[], 5);
     request.tiles = vec![proto::TileCount {
         kind: "A".to_owned(),
@@ -250,10 +65,6 @@ async fn a_game_created_with_an_empty_bag_is_finished_at_once() {
     let legal = legal(&mut client, &game.name).await;
     assert!(legal.actions.is_empty(), "nothing to do in a finished game");
     server.stop().await;
-}
-
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// Plays the engine with the same seed and the same choice rule as
@@ -283,22 +94,15 @@ fn replay_through_engine(game: &proto::Game, seed: u8) -> Vec<u32> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wrong_calls_get_precise_statuses_and_change_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let created = client
         .create_game(create_request("errors", 2, &[], 1))
         .await
         .unwrap()
         .into_inner();
-    let game = created.game.unwrap();
-    let name = game.name.clone();
-    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
-    let legal = client
-        .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner();
+    let name = created.game.clone().unwrap().name;
+    let tokens = tokens(&created);
+    let legal = legal(&mut client, &name).await;
     let version = legal.version;
     let good = legal.actions[0].action.unwrap();
     let seat = legal.pending.unwrap().seat as usize;
@@ -409,13 +213,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         "GAME_NOT_FOUND",
     );
     // Nothing changed.
-    let now = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let now = game(&mut client, &name).await;
     assert_eq!(now.version, version);
     // A right move, then its retry: the same answer, nothing more stored.
     let first = client
@@ -430,13 +228,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         .into_inner();
     assert_eq!(first.version, again.version);
     assert_eq!(first.events, again.events);
-    let now = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let now = game(&mut client, &name).await;
     assert_eq!(now.version, first.version);
     // A retried creation gets the first answer, tokens included, and makes
     // no other game; the same request id with other fields is refused.
@@ -445,9 +237,8 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(again.game.unwrap().name, name);
-    let again_tokens: Vec<String> = again.tokens.iter().map(|t| t.token.clone()).collect();
-    assert_eq!(again_tokens, tokens);
+    assert_eq!(again.game.clone().unwrap().name, name);
+    assert_eq!(crate::support::tokens(&again), tokens);
     let status = client
         .create_game(create_request("errors", 2, &[], 2))
         .await
@@ -476,9 +267,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_racing_on_one_version_exactly_one_wins() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let (name, tokens) = new_game(&mut client, "race", 3).await;
     for round in 0..10 {
         let legal = legal(&mut client, &name).await;
@@ -509,9 +298,7 @@ async fn two_clients_racing_on_one_version_exactly_one_wins() {
 /// rest as GetGame shows it; a view the API does not have is refused.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_action_answered_in_the_basic_view_carries_all_but_the_board() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let (name, tokens) = new_game(&mut client, "views", 5).await;
     let legal = legal(&mut client, &name).await;
     let token = tokens[legal.pending.unwrap().seat as usize].clone();
@@ -527,13 +314,7 @@ async fn an_action_answered_in_the_basic_view_carries_all_but_the_board() {
     basic.view = proto::GameView::Basic as i32;
     let answer = client.act(with_token(basic, &token)).await.unwrap().into_inner();
     let shown = answer.game.unwrap();
-    let full = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let full = game(&mut client, &name).await;
     assert!(!full.tiles.is_empty() && !full.bag.is_empty());
     assert_eq!(
         shown,
@@ -555,46 +336,15 @@ async fn a_restarted_server_continues_the_game_from_the_store() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
-    let created = client
-        .create_game(create_request("restart", 2, &[], 5))
-        .await
-        .unwrap()
-        .into_inner();
-    let name = created.game.unwrap().name;
-    let tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
-    for step in 0..20 {
-        let legal = client
-            .get_legal_actions(proto::GetLegalActionsRequest { name: name.clone() })
-            .await
-            .unwrap()
-            .into_inner();
-        let token = &tokens[legal.pending.unwrap().seat as usize];
-        let action = legal.actions[step % legal.actions.len()].action.unwrap();
-        client
-            .act(with_token(
-                act(&name, legal.version, &format!("s{step}"), action),
-                token,
-            ))
-            .await
-            .unwrap();
-    }
-    let before = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game;
+    let (name, tokens) = new_game(&mut client, "restart", 5).await;
+    play(&mut client, &name, &tokens, 20).await;
+    let before = game(&mut client, &name).await;
     drop(client);
     server.stop().await;
 
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
-    let after = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game;
+    let after = game(&mut client, &name).await;
     assert_eq!(before, after);
     let done = play_to_end(&mut client, &name, &tokens).await;
     assert_eq!(done.status, proto::GameStatus::Finished as i32);
@@ -616,9 +366,7 @@ async fn a_restarted_server_continues_the_game_from_the_store() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_request_over_the_size_limit_is_resource_exhausted() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let mut request = create_request("big", 2, &[], 1);
     request.players = vec!["x".repeat(100_000), "y".into()];
     let status = client.create_game(request).await.unwrap_err();
@@ -639,12 +387,9 @@ async fn reflection_lists_the_services_and_health_says_serving() {
     use tonic_reflection::pb::v1::server_reflection_request::MessageRequest;
     use tonic_reflection::pb::v1::server_reflection_response::MessageResponse;
 
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let url = format!("http://{}", server.addr);
-    let _ = server.client().await;
+    let (server, _) = start().await;
     // What `grpcurl -plaintext ADDR list` asks.
-    let channel = tonic::transport::Endpoint::from_shared(url)
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
         .unwrap()
         .connect()
         .await
@@ -793,9 +538,7 @@ async fn all_pages(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn list_games_pages_are_full_but_the_last_in_name_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
     let mut tokens = std::collections::HashMap::new();
     for i in 0..12 {
         let mut request = create_request(&format!("listed-{i}"), 2, &[], 1);
@@ -804,9 +547,8 @@ async fn list_games_pages_are_full_but_the_last_in_name_order() {
             kind: "A".into(),
             count: 2,
         }];
-        let created = client.create_game(request).await.unwrap().into_inner();
-        let seat_tokens: Vec<String> = created.tokens.iter().map(|t| t.token.clone()).collect();
-        tokens.insert(created.game.unwrap().name, seat_tokens);
+        let (name, seat_tokens) = create(&mut client, request).await;
+        tokens.insert(name, seat_tokens);
     }
     let all: Vec<String> = all_pages(&mut client, proto::GameStatus::Unspecified, 100)
         .await

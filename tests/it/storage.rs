@@ -3,9 +3,8 @@
 //! test when run as root, skipped with a message otherwise), and backups
 //! of a running server.
 
-use std::io::{BufRead as _, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use carcassonne::proto;
@@ -15,7 +14,10 @@ use tonic::Code;
 use tonic_health::pb::health_check_response::ServingStatus;
 use tonic_health::pb::health_client::HealthClient;
 
-use crate::server::{act, legal, new_game, with_token};
+use crate::support::{
+    act, create_request, game, legal, new_game, play, reason, replay, replay_request, serve, watch,
+    watch_request, with_token,
+};
 
 /// A tmpfs of `mib` MiB on a temporary directory, unmounted on drop;
 /// `None`, with a message, where mounting is not allowed.
@@ -60,92 +62,15 @@ impl Drop for SmallDisk {
     }
 }
 
-/// `carcassonne serve` on `data`, its log in `log`.
-struct Served {
-    child: Child,
-    addr: String,
-    log: PathBuf,
-}
-
-fn serve(data: &Path, log: &Path, extra: &[&str]) -> Result<Served, (ExitStatus, String)> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-        .args(["serve", "--addr", "127.0.0.1:0", "--data"])
+/// `carcassonne backup` of the store at `data` to the file `to`.
+fn backup(data: &Path, to: &Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["backup", "--data"])
         .arg(data)
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(std::fs::File::create(log).unwrap())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    match line.strip_prefix("listening on ") {
-        Some(addr) => Ok(Served {
-            child,
-            addr: format!("http://{}", addr.trim()),
-            log: log.to_owned(),
-        }),
-        None => {
-            let status = child.wait().unwrap();
-            Err((status, std::fs::read_to_string(log).unwrap()))
-        }
-    }
-}
-
-impl Served {
-    /// SIGTERM, then the exit status and the log.
-    fn terminate(mut self) -> (ExitStatus, String) {
-        let killed = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status()
-            .unwrap();
-        assert!(killed.success());
-        let status = self.child.wait().unwrap();
-        (status, std::fs::read_to_string(&self.log).unwrap())
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn reason(status: &tonic::Status) -> String {
-    use tonic_types::StatusExt as _;
-    status
-        .get_error_details()
-        .error_info()
-        .map(|i| i.reason.clone())
-        .unwrap_or_default()
-}
-
-/// Plays `steps` actions of the game with the first legal action.
-async fn play(
-    client: &mut GameServiceClient<tonic::transport::Channel>,
-    name: &str,
-    tokens: &[String],
-    steps: usize,
-    tag: &str,
-) -> i64 {
-    let mut version = 0;
-    for step in 0..steps {
-        let legal = legal(client, name).await;
-        let pending = legal.pending.unwrap();
-        let action = legal.actions[0].action.unwrap();
-        version = client
-            .act(with_token(
-                act(name, legal.version, &format!("{tag}-{step}"), action),
-                &tokens[pending.seat as usize],
-            ))
-            .await
-            .unwrap()
-            .into_inner()
-            .version;
-    }
-    version
+        .arg("--to")
+        .arg(to)
+        .output()
+        .unwrap()
 }
 
 async fn health(addr: &str) -> ServingStatus {
@@ -198,9 +123,9 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     )
     .unwrap();
     let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
-    let mut watch = WatchServiceClient::connect(served.addr.clone()).await.unwrap();
+    let mut watcher = WatchServiceClient::connect(served.addr.clone()).await.unwrap();
     let (name, tokens) = new_game(&mut client, "before", 7).await;
-    let version = play(&mut client, &name, &tokens, 6, "a").await;
+    let version = play(&mut client, &name, &tokens, 6).await;
     assert_eq!(health(&served.addr).await, ServingStatus::Serving);
 
     // sled's own flusher (every 500 ms) has written what it holds: the
@@ -230,7 +155,7 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
         acted.message()
     );
     let created = client
-        .create_game(crate::server::create_request("after", 2, &[], 8))
+        .create_game(create_request("after", 2, &[], 8))
         .await
         .unwrap_err();
     assert_eq!(created.code(), Code::Unavailable, "{created:?}");
@@ -244,14 +169,7 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
     }
 
     // Reads need no space.
-    let game = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
-    assert_eq!(game.version, version);
+    assert_eq!(game(&mut client, &name).await.version, version);
     let listed = client
         .list_games(proto::ListGamesRequest {
             page_size: 10,
@@ -261,30 +179,14 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
         .unwrap()
         .into_inner();
     assert_eq!(listed.games.len(), 1);
-    let mut watching = watch
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut watching = watch(&mut watcher, watch_request(&name, None)).await;
     assert!(watching.message().await.unwrap().is_some(), "a snapshot");
-    let mut replay = watch
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            ..Default::default()
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut steps = 0;
-    while replay.message().await.unwrap().is_some() {
-        steps += 1;
-    }
-    assert!(steps > 0);
-    let exported = watch
+    assert!(
+        !replay(&mut watcher, replay_request(&name, Some(1), None))
+            .await
+            .is_empty()
+    );
+    let exported = watcher
         .export_game(proto::ExportGameRequest { name: name.clone() })
         .await
         .unwrap()
@@ -301,7 +203,7 @@ async fn a_full_disk_refuses_writes_as_storage_unavailable_and_keeps_every_read(
         );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    play(&mut client, &name, &tokens, 1, "b").await;
+    play(&mut client, &name, &tokens, 1).await;
 
     // Full again at the stop: the exit code says it.
     let _filler = disk.fill();
@@ -324,7 +226,7 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     let mut games = Vec::new();
     for i in 0..4 {
         let (name, tokens) = new_game(&mut client, &format!("g{i}"), i).await;
-        let version = play(&mut client, &name, &tokens, 4, "warm").await;
+        let version = play(&mut client, &name, &tokens, 4).await;
         games.push((name, tokens, version));
     }
     // Load: every game goes on while the backup is taken.
@@ -337,7 +239,7 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
             tokio::spawn(async move {
                 let mut step = 0;
                 while !stop.load(std::sync::atomic::Ordering::Relaxed) && step < 60 {
-                    play(&mut client, &name, &tokens, 1, &format!("load-{step}")).await;
+                    play(&mut client, &name, &tokens, 1).await;
                     step += 1;
                 }
             })
@@ -346,27 +248,12 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     tokio::time::sleep(Duration::from_millis(200)).await;
     let mut acknowledged = Vec::new();
     for (name, _, _) in &games {
-        let game = client
-            .get_game(proto::GetGameRequest { name: name.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
-        acknowledged.push((name.clone(), game.version));
+        acknowledged.push((name.clone(), game(&mut client, name).await.version));
     }
     let backup_file = dir.path().join("games.backup");
     let backup = tokio::task::spawn_blocking({
         let (data, backup_file) = (data.clone(), backup_file.clone());
-        move || {
-            Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-                .args(["backup", "--data"])
-                .arg(&data)
-                .arg("--to")
-                .arg(&backup_file)
-                .output()
-                .unwrap()
-        }
+        move || backup(&data, &backup_file)
     })
     .await
     .unwrap();
@@ -402,13 +289,7 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     let served = serve(&restored, &dir.path().join("log2"), &[]).unwrap();
     let mut client = GameServiceClient::connect(served.addr.clone()).await.unwrap();
     for (name, version) in acknowledged {
-        let game = client
-            .get_game(proto::GetGameRequest { name: name.clone() })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let game = game(&mut client, &name).await;
         assert!(game.version >= version, "{name}: {} < {version}", game.version);
     }
     let (status, log) = served.terminate();
@@ -422,23 +303,14 @@ fn a_backup_of_a_stopped_store_and_of_no_store() {
     let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
     assert_eq!(served.terminate().0.code(), Some(0));
     let to = dir.path().join("b");
-    let run = |data: &Path| {
-        Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-            .args(["backup", "--data"])
-            .arg(data)
-            .arg("--to")
-            .arg(&to)
-            .output()
-            .unwrap()
-    };
-    let stopped = run(&data);
+    let stopped = backup(&data, &to);
     assert!(
         stopped.status.success(),
         "{}",
         String::from_utf8_lossy(&stopped.stderr)
     );
     assert!(String::from_utf8_lossy(&stopped.stdout).contains("backed up 0 events"));
-    let missing = run(&dir.path().join("nothing"));
+    let missing = backup(&dir.path().join("nothing"), &to);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no event store"));
 }

@@ -1,43 +1,55 @@
 //! `carcassonne watch` and `carcassonne replay` against a real server.
 
 use std::io::{BufRead as _, BufReader, Write as _};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 
 use carcassonne::proto;
 
-use crate::server::{TestServer, create_request, play_to_end};
+use crate::support::{TestServer, carcassonne, new_game, play_to_end, start};
 
-/// Creates a two-player game; returns its name and the seats' tokens.
-async fn create(server: &TestServer, id: &str) -> (String, Vec<String>) {
-    let mut client = server.client().await;
-    let created = client
-        .create_game(create_request(id, 2, &[], 5))
-        .await
-        .unwrap()
-        .into_inner();
-    (
-        created.game.unwrap().name,
-        created.tokens.into_iter().map(|t| t.token).collect(),
-    )
+/// A server with the 2-player game `id` played to its end: the server, the
+/// game's name and its final state.
+async fn finished(id: &str) -> (TestServer, String, proto::Game) {
+    let (server, mut client) = start().await;
+    let (name, tokens) = new_game(&mut client, id, 5).await;
+    let game = play_to_end(&mut client, &name, &tokens).await;
+    (server, name, game)
 }
 
 /// Runs the binary with `args` and `stdin` off the async runtime.
-async fn run(args: Vec<String>, stdin: &str) -> Output {
+async fn run(args: &[&str], stdin: &str) -> Output {
+    let args: Vec<String> = args.iter().map(|a| a.to_string()).collect();
     let stdin = stdin.to_owned();
     tokio::task::spawn_blocking(move || {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-            .args(&args)
-            .env_remove("CARCASSONNE_TOKEN")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child.stdin.take().unwrap().write_all(stdin.as_bytes()).unwrap();
-        child.wait_with_output().unwrap()
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        carcassonne(&args, &stdin)
     })
     .await
     .unwrap()
+}
+
+/// Runs the binary, which must succeed; its standard output.
+async fn run_ok(args: &[&str], stdin: &str) -> String {
+    let out = run(args, stdin).await;
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        out.status.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    stdout
+}
+
+/// `carcassonne watch` of `name` as a child, its output piped.
+fn spawn_watch(server: &TestServer, name: &str, stdin: Stdio) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["watch", name, "--addr", &server.url()])
+        .env_remove("CARCASSONNE_TOKEN")
+        .stdin(stdin)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
 }
 
 /// The versions of the frames' header lines (`games/x  version V  ...`).
@@ -76,21 +88,12 @@ fn final_scores(game: &proto::Game) -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_of_a_finished_game_draws_it_and_prints_the_final_scores() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "watch-finished").await;
-    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
-    let addr = format!("http://{}", server.addr);
+    let (server, name, game) = finished("watch-finished").await;
+    let addr = server.url();
     // By name and by bare id.
     let id = name.trim_start_matches("games/").to_owned();
     for game_arg in [name.clone(), id] {
-        let out = run(vec!["watch".into(), game_arg, "--addr".into(), addr.clone()], "").await;
-        let stdout = String::from_utf8(out.stdout).unwrap();
-        assert!(
-            out.status.success(),
-            "{stdout}\n{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let stdout = run_ok(&["watch", &game_arg, "--addr", &addr], "").await;
         assert_eq!(versions(&stdout), [game.version], "{stdout}");
         assert!(stdout.contains("finished"), "{stdout}");
         assert_eq!(tiles(&stdout), [game.tiles.len()], "{stdout}");
@@ -102,29 +105,16 @@ async fn watch_of_a_finished_game_draws_it_and_prints_the_final_scores() {
         assert!(stdout.contains("winner"), "{stdout}");
     }
     // An unknown game is an error.
-    let out = run(vec!["watch".into(), "nope".into(), "--addr".into(), addr], "").await;
+    let out = run(&["watch", "nope", "--addr", &addr], "").await;
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("NotFound"));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_steps_forward_and_back_with_commands_from_stdin() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "replayed").await;
-    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
-    let addr = format!("http://{}", server.addr);
-    let out = run(
-        vec!["replay".into(), name.clone(), "--addr".into(), addr.clone()],
-        "n\nn\np\nq\n",
-    )
-    .await;
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let (server, name, game) = finished("replayed").await;
+    let addr = server.url();
+    let stdout = run_ok(&["replay", &name, "--addr", &addr], "n\nn\np\nq\n").await;
     // The creation, then forward twice and back once.
     assert_eq!(versions(&stdout), [1, 2, 3, 2], "{stdout}");
     let counts = tiles(&stdout);
@@ -139,24 +129,7 @@ async fn replay_steps_forward_and_back_with_commands_from_stdin() {
     // input as `q`, and past the last step.
     let last = game.version;
     let script = format!("g {last}\nn\ng 10\np\np\n");
-    let out = run(
-        vec![
-            "replay".into(),
-            name,
-            "--addr".into(),
-            addr,
-            "--from".into(),
-            "12".into(),
-        ],
-        &script,
-    )
-    .await;
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        out.status.success(),
-        "{stdout}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = run_ok(&["replay", &name, "--addr", &addr, "--from", "12"], &script).await;
     assert_eq!(versions(&stdout), [12, last, last, 10, 9, 8], "{stdout}");
     assert!(stdout.contains("this is the end of the game"), "{stdout}");
     assert!(stdout.contains(&format!("last: v{last} ")), "{stdout}");
@@ -164,17 +137,9 @@ async fn replay_steps_forward_and_back_with_commands_from_stdin() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_follows_a_running_game_to_its_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "watch-live").await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-        .args(["watch", &name, "--addr", &format!("http://{}", server.addr)])
-        .env_remove("CARCASSONNE_TOKEN")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (server, mut client) = start().await;
+    let (name, tokens) = new_game(&mut client, "watch-live", 5).await;
+    let mut child = spawn_watch(&server, &name, Stdio::null());
     // Read its output on a thread; play once the first frame is out.
     let stdout = child.stdout.take().unwrap();
     let (first_frame, drawn) = tokio::sync::oneshot::channel();
@@ -194,7 +159,7 @@ async fn watch_follows_a_running_game_to_its_end() {
         text
     });
     drawn.await.unwrap();
-    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
+    let game = play_to_end(&mut client, &name, &tokens).await;
     let mut stderr = child.stderr.take().unwrap();
     let (status, stderr) = tokio::task::spawn_blocking(move || {
         let mut text = String::new();
@@ -235,18 +200,10 @@ fn windows(out: &str) -> Vec<[i32; 8]> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watch_fits_a_whole_game_into_80x24_scores_first_with_a_legend() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "watch-80x24").await;
-    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
-    let addr = format!("http://{}", server.addr);
-    let watch = |size: &[&str]| {
-        let mut args: Vec<String> = vec!["watch".into(), name.clone(), "--addr".into(), addr.clone()];
-        args.extend(size.iter().map(|s| s.to_string()));
-        run(args, "")
-    };
+    let (server, name, game) = finished("watch-80x24").await;
+    let addr = server.url();
     // Whole, the board alone is taller than a terminal of 24 rows.
-    let whole = String::from_utf8(watch(&[]).await.stdout).unwrap();
+    let whole = run_ok(&["watch", &name, "--addr", &addr], "").await;
     let board_lines = whole
         .lines()
         .skip_while(|l| !l.starts_with("next: "))
@@ -255,9 +212,7 @@ async fn watch_fits_a_whole_game_into_80x24_scores_first_with_a_legend() {
         .count();
     assert!(board_lines > 24, "{whole}");
 
-    let out = watch(&["--size", "80x24"]).await;
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "{stdout}");
+    let stdout = run_ok(&["watch", &name, "--addr", &addr, "--size", "80x24"], "").await;
     let lines: Vec<&str> = stdout.lines().collect();
     assert!(lines.len() <= 24, "{} lines:\n{stdout}", lines.len());
     assert!(lines.iter().all(|l| l.chars().count() <= 80), "{stdout}");
@@ -290,31 +245,15 @@ async fn watch_fits_a_whole_game_into_80x24_scores_first_with_a_legend() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_scrolls_a_board_that_does_not_fit() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "replay-scroll").await;
-    let game = play_to_end(&mut server.client().await, &name, &tokens).await;
-    let addr = format!("http://{}", server.addr);
+    let (server, name, game) = finished("replay-scroll").await;
+    let addr = server.url();
     // To the end, far west, far east, far north, far south, follow again.
     let mut script = format!("g {}\n", game.version);
     for key in ["a", "d", "w", "s"] {
         script.push_str(&format!("{key}\n").repeat(40));
     }
     script.push_str("c\nq\n");
-    let out = run(
-        vec![
-            "replay".into(),
-            name,
-            "--addr".into(),
-            addr,
-            "--size".into(),
-            "80x24".into(),
-        ],
-        &script,
-    )
-    .await;
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(out.status.success(), "{stdout}");
+    let stdout = run_ok(&["replay", &name, "--addr", &addr, "--size", "80x24"], &script).await;
     let seen = windows(&stdout);
     // The creation's board fits; the end's does not, nor after each key.
     assert_eq!(seen.len(), 1 + 4 * 40 + 1, "{stdout}");
@@ -341,17 +280,9 @@ async fn replay_scrolls_a_board_that_does_not_fit() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn q_quits_watch_in_the_middle_of_a_game() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, _) = create(&server, "watch-quit").await;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-        .args(["watch", &name, "--addr", &format!("http://{}", server.addr)])
-        .env_remove("CARCASSONNE_TOKEN")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let (server, mut client) = start().await;
+    let (name, _) = new_game(&mut client, "watch-quit", 5).await;
+    let mut child = spawn_watch(&server, &name, Stdio::piped());
     let mut stdin = child.stdin.take().unwrap();
     let stdout = child.stdout.take().unwrap();
     let status = tokio::task::spawn_blocking(move || {

@@ -3,47 +3,21 @@
 use carcassonne::proto::watch_service_client::WatchServiceClient;
 use carcassonne::proto::{self, watch_game_response::Message as W};
 use tokio_stream::StreamExt as _;
-use tonic::transport::Channel;
 
-use crate::server::{TestServer, create_request, play_to_end, with_token};
+use crate::support::{
+    act_legal, create, delayed_request, export_request, game, game_at, legal_as, play, play_to_end, read_all,
+    replay, replay_request, server_changes, snapshot, start, watch, watch_request, with_token,
+};
 
-async fn watcher(server: &TestServer) -> WatchServiceClient<Channel> {
-    let _ = server.client().await;
-    WatchServiceClient::connect(format!("http://{}", server.addr))
-        .await
-        .unwrap()
-}
+/// The seed of this module's games.
+const SEED: u8 = 11;
 
-/// Creates a game; returns its name and tokens.
-async fn create(
-    server: &TestServer,
-    id: &str,
-    delay: u32,
-    expansions: &[proto::Expansion],
-) -> (String, Vec<String>) {
-    let mut client = server.client().await;
-    let mut request = create_request(id, 2, expansions, 11);
-    request.spectator_delay = delay;
-    let created = client.create_game(request).await.unwrap().into_inner();
-    (
-        created.game.unwrap().name,
-        created.tokens.into_iter().map(|t| t.token).collect(),
-    )
-}
-
-/// Reads a watch stream to its end: the snapshot's version and the events'.
-async fn read_all(mut stream: tonic::Streaming<proto::WatchGameResponse>) -> (i64, Vec<proto::WatchedEvent>) {
-    let mut snapshot = 0;
-    let mut events = Vec::new();
-    while let Some(message) = stream.next().await {
-        match message.unwrap().message.unwrap() {
-            W::Snapshot(game) => snapshot = game.version,
-            W::Event(event) => events.push(event),
-            W::KeepAlive(_) => {}
-            W::FellBehind(v) => panic!("fell behind at {v}"),
-        }
+/// A watch with keep-alives every second.
+fn keeping_alive(name: &str, from: Option<i64>) -> proto::WatchGameRequest {
+    proto::WatchGameRequest {
+        keep_alive_ms: 1000,
+        ..watch_request(name, from)
     }
-    (snapshot, events)
 }
 
 fn versions(events: &[proto::WatchedEvent]) -> Vec<i64> {
@@ -52,22 +26,13 @@ fn versions(events: &[proto::WatchedEvent]) -> Vec<i64> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "watched", 0, &[]).await;
-    let mut w = watcher(&server).await;
+    let (server, mut client) = start().await;
+    let (name, tokens) = create(&mut client, delayed_request("watched", 0, &[], SEED)).await;
+    let mut w = server.watcher().await;
     // 200 watchers from before the first move, and one that reconnects.
     let mut watchers = Vec::new();
     for _ in 0..200 {
-        let stream = w
-            .watch_game(proto::WatchGameRequest {
-                name: name.clone(),
-                from_version: Some(2),
-                keep_alive_ms: 1000,
-            })
-            .await
-            .unwrap()
-            .into_inner();
+        let stream = watch(&mut w, keeping_alive(&name, Some(2))).await;
         watchers.push(tokio::spawn(read_all(stream)));
     }
     let reconnecting = {
@@ -77,15 +42,7 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
             let mut from = 2;
             let mut chunk = 1;
             loop {
-                let mut stream = w
-                    .watch_game(proto::WatchGameRequest {
-                        name: name.clone(),
-                        from_version: Some(from),
-                        keep_alive_ms: 1000,
-                    })
-                    .await
-                    .unwrap()
-                    .into_inner();
+                let mut stream = watch(&mut w, keeping_alive(&name, Some(from))).await;
                 let mut taken = 0;
                 let mut ended = true;
                 while let Some(message) = stream.next().await {
@@ -112,7 +69,6 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
             }
         })
     };
-    let mut client = server.client().await;
     let done = play_to_end(&mut client, &name, &tokens).await;
     let expected: Vec<i64> = (3..=done.version).collect();
     for watcher in watchers {
@@ -136,56 +92,18 @@ async fn watchers_get_every_event_once_in_order_live_and_after_reconnecting() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(
-        &server,
-        "replayed",
-        0,
-        &[proto::Expansion::River, proto::Expansion::Count],
-    )
-    .await;
-    let mut w = watcher(&server).await;
-    let live = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let live = tokio::spawn(read_all(live));
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
+    let expansions = [proto::Expansion::River, proto::Expansion::Count];
+    let (name, tokens) = create(&mut client, delayed_request("replayed", 0, &expansions, SEED)).await;
+    let mut w = server.watcher().await;
+    let live = tokio::spawn(read_all(watch(&mut w, watch_request(&name, Some(1))).await));
     let done = play_to_end(&mut client, &name, &tokens).await;
     let (_, live) = live.await.unwrap();
-    let mut replay = w
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            to_version: None,
-            interval_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut steps = Vec::new();
-    while let Some(step) = replay.next().await {
-        steps.push(step.unwrap());
-    }
+    let steps = replay(&mut w, replay_request(&name, Some(1), None)).await;
     assert_eq!(steps.len(), live.len());
     let kind = |game: &proto::Game| game.pending.as_ref().unwrap().kind();
     // At the creation, the game waits for the server's first draw.
-    let created = w
-        .get_game_at_version(proto::GetGameAtVersionRequest {
-            name: name.clone(),
-            version: 1,
-        })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let created = game_at(&mut w, &name, 1).await.unwrap();
     assert_eq!(kind(&created), proto::DecisionKind::Draw);
     let mut draws = 0;
     for (step, watched) in steps.iter().zip(&live) {
@@ -204,16 +122,7 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
         );
         draws += usize::from(kind(&game) == proto::DecisionKind::Draw);
         // Seeking to the step's version gives the step's state.
-        let seek = w
-            .get_game_at_version(proto::GetGameAtVersionRequest {
-                name: name.clone(),
-                version: game.version,
-            })
-            .await
-            .unwrap()
-            .into_inner()
-            .game
-            .unwrap();
+        let seek = game_at(&mut w, &name, game.version).await.unwrap();
         assert_eq!(seek, game);
         // What was public then: the seed only once the game was over.
         assert_eq!(
@@ -225,52 +134,21 @@ async fn a_replay_equals_the_live_stream_and_every_state_equals_its_seek() {
     assert_eq!(steps.last().unwrap().game.as_ref().unwrap(), &done);
     // Paced replay: one step per interval.
     let started = std::time::Instant::now();
-    let mut paced = w
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            to_version: Some(5),
-            interval_ms: 50,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut count = 0;
-    while let Some(step) = paced.next().await {
-        step.unwrap();
-        count += 1;
-    }
-    assert_eq!(count, 4);
+    let paced = proto::ReplayGameRequest {
+        interval_ms: 50,
+        ..replay_request(&name, Some(1), Some(5))
+    };
+    assert_eq!(replay(&mut w, paced).await.len(), 4);
     assert!(started.elapsed() >= std::time::Duration::from_millis(150));
     server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn spectators_see_a_running_game_n_events_behind_and_all_of_it_at_the_end() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "delayed", 5, &[]).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
+    let (name, tokens) = create(&mut client, delayed_request("delayed", 5, &[], SEED)).await;
     // Play some moves.
-    for step in 0..12 {
-        let legal = client
-            .get_legal_actions(with_token(
-                proto::GetLegalActionsRequest { name: name.clone() },
-                &tokens[0],
-            ))
-            .await
-            .unwrap()
-            .into_inner();
-        let token = &tokens[legal.pending.unwrap().seat as usize];
-        let action = legal.actions[step % legal.actions.len()].action.unwrap();
-        client
-            .act(with_token(
-                crate::server::act(&name, legal.version, &format!("d{step}"), action),
-                token,
-            ))
-            .await
-            .unwrap();
-    }
+    play(&mut client, &name, &tokens, 12).await;
     let player = client
         .get_game(with_token(
             proto::GetGameRequest { name: name.clone() },
@@ -281,38 +159,12 @@ async fn spectators_see_a_running_game_n_events_behind_and_all_of_it_at_the_end(
         .into_inner()
         .game
         .unwrap();
-    let spectator = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
+    let spectator = game(&mut client, &name).await;
     assert_eq!(spectator.version, player.version - 5);
-    let mut w = watcher(&server).await;
-    let mut stream = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: None,
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let Some(Ok(proto::WatchGameResponse {
-        message: Some(W::Snapshot(snapshot)),
-    })) = stream.next().await
-    else {
-        panic!("no snapshot")
-    };
-    assert_eq!(snapshot.version, player.version - 5);
-    let status = w
-        .get_game_at_version(proto::GetGameAtVersionRequest {
-            name: name.clone(),
-            version: player.version,
-        })
-        .await
-        .unwrap_err();
+    let mut w = server.watcher().await;
+    let mut stream = watch(&mut w, watch_request(&name, None)).await;
+    assert_eq!(snapshot(&mut stream).await.version, player.version - 5);
+    let status = game_at(&mut w, &name, player.version).await.unwrap_err();
     assert_eq!(status.code(), tonic::Code::InvalidArgument);
     let done = play_to_end(&mut client, &name, &tokens).await;
     let (_, rest) = read_all(stream).await;
@@ -321,36 +173,22 @@ async fn spectators_see_a_running_game_n_events_behind_and_all_of_it_at_the_end(
         done.version,
         "everything once it ends"
     );
-    let after = client
-        .get_game(proto::GetGameRequest { name })
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap();
-    assert_eq!(after, done);
+    assert_eq!(game(&mut client, &name).await, done);
     server.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn exports_verify_and_tampering_is_found_at_the_first_bad_event() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, tokens) = create(&server, "audited", 0, &[proto::Expansion::Count]).await;
-    let mut client = server.client().await;
-    let created_game = client
-        .get_game(proto::GetGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner();
-    let commitment = created_game.game.unwrap().seed_sha256;
+    let (server, mut client) = start().await;
+    let (name, tokens) = create(
+        &mut client,
+        delayed_request("audited", 0, &[proto::Expansion::Count], SEED),
+    )
+    .await;
+    let commitment = game(&mut client, &name).await.seed_sha256;
     let done = play_to_end(&mut client, &name, &tokens).await;
-    let mut w = watcher(&server).await;
-    let export = w
-        .export_game(proto::ExportGameRequest { name: name.clone() })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut w = server.watcher().await;
+    let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
     let scores: Vec<u32> = done.players.iter().map(|p| p.score).collect();
     // The record re-scores the same with `carcassonne verify`.
     let verified = crate::cli::run_verify(&export.record_json);
@@ -419,28 +257,16 @@ fn proto_tamper(payload: &[u8]) -> Vec<u8> {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_server_stream_shows_games_created_started_and_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut w = watcher(&server).await;
-    let (name, tokens) = create(&server, "lobby", 0, &[]).await;
-    let mut client = server.client().await;
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
+    let (name, tokens) = create(&mut client, delayed_request("lobby", 0, &[], SEED)).await;
     play_to_end(&mut client, &name, &tokens).await;
-    let mut stream = w
-        .watch_server(proto::WatchServerRequest {
-            from_position: Some(0),
-            keep_alive_ms: 1000,
-        })
+    let changes: Vec<_> = server_changes(&mut w)
         .await
-        .unwrap()
-        .into_inner();
-    let mut changes = Vec::new();
-    while changes.len() < 3 {
-        match stream.next().await.unwrap().unwrap().message.unwrap() {
-            proto::watch_server_response::Message::Event(e) => changes.push((e.name, e.change)),
-            proto::watch_server_response::Message::KeepAlive(_) => break,
-            proto::watch_server_response::Message::FellBehind(p) => panic!("fell behind at {p}"),
-        }
-    }
+        .into_iter()
+        .take(3)
+        .map(|e| (e.name, e.change))
+        .collect();
     use proto::GameChange as C;
     assert_eq!(
         changes,
@@ -462,35 +288,26 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
         ..Default::default()
     };
     config.store.subscription_capacity = 4;
-    let server = TestServer::start_with(config).await;
-    let (name, tokens) = create(&server, "slow", 0, &[]).await;
-    let mut w = watcher(&server).await;
+    let server = crate::support::TestServer::start_with(config).await;
+    let mut client = server.client().await;
+    let (name, tokens) = create(&mut client, delayed_request("slow", 0, &[], SEED)).await;
+    let mut w = server.watcher().await;
     // A client that reads little at a time: small HTTP/2 windows.
-    let narrow = tonic::transport::Endpoint::from_shared(format!("http://{}", server.addr))
+    let narrow = tonic::transport::Endpoint::from_shared(server.url())
         .unwrap()
         .initial_stream_window_size(Some(1024))
         .initial_connection_window_size(Some(1024))
         .connect()
         .await
         .unwrap();
-    let mut slow = WatchServiceClient::new(narrow)
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: Some(2),
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let mut slow = watch(
+        &mut WatchServiceClient::new(narrow),
+        watch_request(&name, Some(2)),
+    )
+    .await;
     // The slow watcher reads only its snapshot, then nothing while the
     // game is played: the game does not wait for it.
-    let Some(Ok(proto::WatchGameResponse {
-        message: Some(W::Snapshot(_)),
-    })) = slow.next().await
-    else {
-        panic!("no snapshot")
-    };
-    let mut client = server.client().await;
+    snapshot(&mut slow).await;
     let started = std::time::Instant::now();
     let done = play_to_end(&mut client, &name, &tokens).await;
     assert!(started.elapsed() < std::time::Duration::from_secs(60));
@@ -507,17 +324,7 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
     let resume = fell_behind.expect("told it fell behind");
     assert_eq!(seen, (3..=resume).collect::<Vec<_>>());
     // It resumes from its version and misses nothing.
-    let (snapshot, rest) = read_all(
-        w.watch_game(proto::WatchGameRequest {
-            name,
-            from_version: Some(resume),
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner(),
-    )
-    .await;
+    let (snapshot, rest) = read_all(watch(&mut w, watch_request(&name, Some(resume))).await).await;
     assert_eq!(snapshot, resume);
     assert_eq!(versions(&rest), (resume + 1..=done.version).collect::<Vec<_>>());
     server.stop().await;
@@ -525,9 +332,8 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let mut w = watcher(&server).await;
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
     // From now on, before the game exists.
     let mut stream = w
         .watch_server(proto::WatchServerRequest {
@@ -537,8 +343,7 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
         .await
         .unwrap()
         .into_inner();
-    let (name, tokens) = create(&server, "live-lobby", 0, &[]).await;
-    let mut client = server.client().await;
+    let (name, tokens) = create(&mut client, delayed_request("live-lobby", 0, &[], SEED)).await;
     play_to_end(&mut client, &name, &tokens).await;
     let mut changes = Vec::new();
     while changes.len() < 3 {
@@ -555,68 +360,40 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
     server.stop().await;
 }
 
-/// Takes up to `actions` actions (a varied legal one each time); returns
-/// the version after them.
+/// Reads the version, then takes a varied legal action, `actions + 1`
+/// times at most (none for 0); returns the last version read.
 async fn play_some(
-    client: &mut carcassonne::proto::game_service_client::GameServiceClient<Channel>,
+    client: &mut carcassonne::proto::game_service_client::GameServiceClient<tonic::transport::Channel>,
     name: &str,
     tokens: &[String],
     actions: usize,
 ) -> i64 {
     let mut version = 0;
     for _ in 0..=actions {
-        let legal = client
-            .get_legal_actions(with_token(
-                proto::GetLegalActionsRequest {
-                    name: name.to_owned(),
-                },
-                &tokens[0],
-            ))
-            .await
-            .unwrap()
-            .into_inner();
+        let legal = legal_as(client, name, &tokens[0]).await;
         version = legal.version;
-        let pending = legal.pending.unwrap();
-        if version >= 0 && pending.kind == proto::DecisionKind::Unspecified as i32 {
+        if legal.pending.as_ref().unwrap().kind == proto::DecisionKind::Unspecified as i32 || actions == 0 {
             break;
         }
-        if actions == 0 {
-            break;
-        }
-        let action = legal.actions[version as usize % legal.actions.len()]
-            .action
-            .unwrap();
-        client
-            .act(with_token(
-                crate::server::act(name, version, &format!("v{version}"), action),
-                &tokens[pending.seat as usize],
-            ))
-            .await
-            .unwrap();
+        act_legal(client, name, tokens, &legal, version as usize).await;
     }
     version
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
+    let (server, mut client) = start().await;
     let delay = 3;
-    let (name, tokens) = create(&server, "joined", delay, &[]).await;
-    let mut client = server.client().await;
-    let w = watcher(&server).await;
+    let (name, tokens) = create(&mut client, delayed_request("joined", delay, &[], SEED)).await;
+    let w = server.watcher().await;
     // `None`: from now.
     let join = |from: Option<i64>, token: Option<&String>| {
         let mut w = w.clone();
-        let mut request = tonic::Request::new(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: from,
-            keep_alive_ms: 0,
-        });
-        if let Some(token) = token {
-            request = with_token(request.into_inner(), token);
-        }
-        async move { w.watch_game(request).await.unwrap().into_inner() }
+        let request = match token {
+            Some(token) => with_token(watch_request(&name, from), token),
+            None => tonic::Request::new(watch_request(&name, from)),
+        };
+        async move { watch(&mut w, request).await }
     };
     // Between actions, and while one runs, watchers join: players and
     // spectators, from now and from earlier versions.
@@ -664,18 +441,10 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
     let (_, events) = read_all(join(Some(version - 4), None).await).await;
     assert_eq!(versions(&events), (version - 3..=version).collect::<Vec<_>>());
     // The stream of a game still running ends when the server stops.
-    let (running, _) = create(&server, "left-running", 0, &[]).await;
-    let open = w
-        .clone()
-        .watch_game(proto::WatchGameRequest {
-            name: running,
-            from_version: None,
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let open = tokio::spawn(read_all(open));
+    let (running, _) = create(&mut client, delayed_request("left-running", 0, &[], SEED)).await;
+    let open = tokio::spawn(read_all(
+        watch(&mut w.clone(), watch_request(&running, None)).await,
+    ));
     server.stop().await;
     let (snapshot, events) = open.await.unwrap();
     assert_eq!((snapshot, events.len()), (2, 0));
@@ -683,59 +452,27 @@ async fn watchers_joining_at_any_version_while_the_game_runs_see_every_event_onc
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_stream_starts_by_one_rule_unset_is_now_and_n_is_after_n() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start(dir.path()).await;
-    let (name, _) = create(&server, "starts", 0, &[]).await;
-    let mut w = watcher(&server).await;
+    let (server, mut client) = start().await;
+    let (name, _) = create(&mut client, delayed_request("starts", 0, &[], SEED)).await;
+    let mut w = server.watcher().await;
     let field = |status: &tonic::Status| {
         assert_eq!(status.code(), tonic::Code::InvalidArgument, "{status:?}");
         status.message().split(':').next().unwrap_or_default().to_owned()
     };
     // Unset: now. The creation and its first draw: version 2.
-    let mut now = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: None,
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let Some(Ok(proto::WatchGameResponse {
-        message: Some(W::Snapshot(snapshot)),
-    })) = now.next().await
-    else {
-        panic!("no snapshot")
-    };
-    assert_eq!(snapshot.version, 2);
+    let mut now = watch(&mut w, watch_request(&name, None)).await;
+    assert_eq!(snapshot(&mut now).await.version, 2);
     // 1, the creation, is the earliest start of a game's stream; 0 is no
     // version of a game.
-    let status = w
-        .watch_game(proto::WatchGameRequest {
-            name: name.clone(),
-            from_version: Some(0),
-            keep_alive_ms: 0,
-        })
-        .await
-        .unwrap_err();
+    let status = w.watch_game(watch_request(&name, Some(0))).await.unwrap_err();
     assert_eq!(field(&status), "from_version");
     let status = w
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: None,
-            to_version: None,
-            interval_ms: 0,
-        })
+        .replay_game(replay_request(&name, None, None))
         .await
         .unwrap_err();
     assert_eq!(field(&status), "from_version");
     let mut whole = w
-        .replay_game(proto::ReplayGameRequest {
-            name: name.clone(),
-            from_version: Some(1),
-            to_version: None,
-            interval_ms: 0,
-        })
+        .replay_game(replay_request(&name, Some(1), None))
         .await
         .unwrap()
         .into_inner();
