@@ -287,7 +287,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
     let created = client
-        .create_game(create_request("errors", 2, &[], 1))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 1))
         .await
         .unwrap()
         .into_inner();
@@ -441,7 +441,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     // A retried creation gets the first answer, tokens included, and makes
     // no other game; the same request id with other fields is refused.
     let again = client
-        .create_game(create_request("errors", 2, &[], 1))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 1))
         .await
         .unwrap()
         .into_inner();
@@ -449,7 +449,7 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     let again_tokens: Vec<String> = again.tokens.iter().map(|t| t.token.clone()).collect();
     assert_eq!(again_tokens, tokens);
     let status = client
-        .create_game(create_request("errors", 2, &[], 2))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 2))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
@@ -740,7 +740,11 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
     // Racing retries of one creation: all get the same answer.
     let calls = (0..8).map(|_| {
         let mut client = client.clone();
-        tokio::spawn(async move { client.create_game(create_request("retried", 3, &[], 4)).await })
+        tokio::spawn(async move {
+            client
+                .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
+                .await
+        })
     });
     let mut answers = Vec::new();
     for call in calls {
@@ -756,7 +760,7 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
     let status = client
-        .create_game(create_request("retried", 3, &[], 4))
+        .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
