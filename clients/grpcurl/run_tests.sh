@@ -67,14 +67,15 @@ done
 g "$addr" describe carcassonne.v1.GameService | grep -q "rpc Act" || fail "describe shows no Act"
 
 echo "== CreateGame"
-created="$(g -d '{"request_id": "my-first-game", "players": ["Ada", "Brun"]}' \
+request_id=$(python3 -c 'import uuid; print(uuid.uuid4())')
+created="$(g -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Brun"]}' \
   "$addr" carcassonne.v1.GameService/CreateGame)"
 name="$(json 'd["game"]["name"]' <<<"$created")"
 [[ "$name" == games/* ]] || fail "CreateGame gave no game name: $created"
 token0="$(json 'd["tokens"][0]["token"]' <<<"$created")"
 
 echo "== CreateGame retried: the first answer, with the same tokens"
-again="$(g -d '{"request_id": "my-first-game", "players": ["Ada", "Brun"]}' \
+again="$(g -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Brun"]}' \
   "$addr" carcassonne.v1.GameService/CreateGame)"
 [ "$(json 'd["tokens"][0]["token"]' <<<"$again")" = "$token0" ] || fail "a retry did not return the first answer: $again"
 

@@ -12,6 +12,8 @@
 pub mod auth;
 mod cache;
 pub mod stored;
+#[cfg(test)]
+mod tests;
 
 use std::hash::{Hash as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -116,6 +118,9 @@ pub struct NewGame {
     pub spectator_delay: u32,
 }
 
+/// The most games one filtered ListGames call reads (see [`Games::list`]).
+pub const LIST_SCAN_LIMIT: usize = 1000;
+
 pub struct Games {
     store: Arc<dyn EventStore>,
     cache: Arc<Cache>,
@@ -158,7 +163,7 @@ impl Games {
             setup.seed = Some(Seed(seed));
         }
         Game::check_setup(&setup).map_err(|e| ApiError::InvalidArgument {
-            field: "players".to_owned(),
+            field: e.field().to_owned(),
             message: e.to_string(),
         })?;
         let tokens = (0..setup.players.len())
@@ -243,7 +248,10 @@ impl Games {
     /// Games in id order, `finished` filtering by status (`None`: all).
     /// Every page is full but the last, which has no next token: a page is
     /// filled from as many store pages as it takes, and a full page looks
-    /// ahead for one more match before it promises another page.
+    /// ahead for one more match before it promises another page. With a
+    /// filter, one call reads at most [`LIST_SCAN_LIMIT`] games (each may
+    /// need a fold): past it, the page is cut short (even empty) and its
+    /// token continues the scan, so that no call costs the whole store.
     pub fn list(
         &self,
         finished: Option<bool>,
@@ -255,10 +263,18 @@ impl Games {
         let matches = |loaded: &Loaded| finished.is_none_or(|f| loaded.game.is_finished() == f);
         let mut found = Vec::with_capacity(page_size);
         let mut token = page_token.map(str::to_owned);
+        let mut scanned = 0;
         while found.len() < page_size {
-            // Never ask for more than still fits: when the page fills up,
+            if finished.is_some() && scanned >= LIST_SCAN_LIMIT {
+                return Ok((found, token));
+            }
+            // Never ask for more than still fits (nor past the scan limit):
             // the store's token then continues right after its last game.
-            let page = self.list_page(token.as_deref(), page_size - found.len())?;
+            let size = (page_size - found.len())
+                .min(LIST_SCAN_LIMIT.saturating_sub(scanned))
+                .max(1);
+            let page = self.list_page(token.as_deref(), size)?;
+            scanned += page.games.len();
             for summary in &page.games {
                 let loaded = self.current(&summary.game)?;
                 if matches(&loaded) {
@@ -272,7 +288,15 @@ impl Games {
         }
         let mut ahead = token.clone();
         while let Some(at) = ahead {
-            let page = self.list_page(Some(&at), LOOK_AHEAD)?;
+            if finished.is_some() && scanned >= LIST_SCAN_LIMIT {
+                // Maybe more: the next call finds out.
+                return Ok((found, token));
+            }
+            let page = self.list_page(
+                Some(&at),
+                LOOK_AHEAD.min(LIST_SCAN_LIMIT.saturating_sub(scanned)).max(1),
+            )?;
+            scanned += page.games.len();
             for summary in &page.games {
                 if finished.is_none() || matches(&*self.current(&summary.game)?) {
                     return Ok((found, token));

@@ -230,7 +230,12 @@ fn verify_log(
     let id = crate::api::parse::game_name(name)
         .ok()
         .and_then(|id| GameId::new(id).ok())
-        .ok_or_else(|| Problem::event(0, format!("name: {name:?} is not a game's name")))?;
+        .ok_or_else(|| {
+            Problem::event(
+                0,
+                format!("name: {} is not a game's name", crate::api::status::quote(name)),
+            )
+        })?;
     let mut stored = Vec::with_capacity(events.len());
     let mut previous = Hash::ZERO;
     for (i, e) in events.iter().enumerate() {

@@ -8,6 +8,12 @@
 //! game. A request with the same id and other fields is not a retry:
 //! ALREADY_EXISTS (`REQUEST_ID_REUSED`).
 //!
+//! An answer holds every seat's token, and a retry proves nothing but its
+//! request id: the id is the secret. So only ids of at least
+//! [`MIN_KEPT_ID_LEN`] characters (a random id, such as a UUID) are kept; a
+//! shorter, guessable one is answered once, and its retry finds the game
+//! (`GAME_ALREADY_CREATED`).
+//!
 //! A creation runs in a task of its own, so that a caller that gives up
 //! (a deadline) does not lose the answer its retry will ask for; a retry
 //! that comes while the first call is still running waits for its answer.
@@ -27,6 +33,9 @@ use crate::proto;
 pub const WINDOW: Duration = Duration::from_secs(10 * 60);
 /// The most answers kept; the oldest goes first.
 pub const CAPACITY: usize = 1024;
+/// The shortest request id whose answer is kept for its retries: 16
+/// characters, as a random id has (a UUID has 32 hex digits).
+pub const MIN_KEPT_ID_LEN: usize = 16;
 
 type Answer = Arc<proto::CreateGameResponse>;
 
@@ -63,7 +72,7 @@ struct Recent {
 
 enum Claim {
     Answered(Answer),
-    Wait(watch::Receiver<Option<Answer>>),
+    Wait(watch::Receiver<Option<Answer>>, u64),
     First(watch::Sender<Option<Answer>>, u64),
 }
 
@@ -107,17 +116,27 @@ impl Creations {
     where
         F: Future<Output = Result<proto::CreateGameResponse, ApiError>> + Send + 'static,
     {
+        if request_id.len() < MIN_KEPT_ID_LEN {
+            // Guessable: never answered twice (see the module's comment).
+            return tokio::spawn(create)
+                .await
+                .map_err(|e| ApiError::Internal(format!("creation task: {e}")))?
+                .map(Arc::new);
+        }
         let mut create = Some(create);
         loop {
             match self.claim(request_id, fingerprint)? {
                 Claim::Answered(answer) => return Ok(answer),
-                Claim::Wait(mut answer) => {
+                Claim::Wait(mut answer, generation) => {
                     if let Ok(answer) = answer.wait_for(Option::is_some).await
                         && let Some(answer) = answer.as_ref()
                     {
                         return Ok(answer.clone());
                     }
-                    // The first call failed: this one tries on its own.
+                    // The first call failed (its task may even have ended
+                    // without a word, by a panic): forget it, so that this
+                    // one tries on its own instead of waiting on it again.
+                    self.finish(request_id, generation, None);
                 }
                 Claim::First(sender, generation) => {
                     let Some(create) = create.take() else {
@@ -150,7 +169,7 @@ impl Creations {
             }
             return Ok(match &entry.state {
                 State::Done { answer, .. } => Claim::Answered(answer.clone()),
-                State::Running(answer) => Claim::Wait(answer.clone()),
+                State::Running(answer) => Claim::Wait(answer.clone(), entry.generation),
             });
         }
         let (sender, receiver) = watch::channel(None);
@@ -231,6 +250,11 @@ impl Creations {
 mod tests {
     use super::*;
 
+    /// Request ids long enough to be kept.
+    const A: &str = "a-7c1d9e2f4b6a8c0e";
+    const B: &str = "b-7c1d9e2f4b6a8c0e";
+    const C: &str = "c-7c1d9e2f4b6a8c0e";
+
     fn answer(name: &str) -> proto::CreateGameResponse {
         proto::CreateGameResponse {
             game: Some(proto::Game {
@@ -245,21 +269,21 @@ mod tests {
     async fn answers_are_kept_for_the_window_and_the_capacity_only() {
         let creations = Arc::new(Creations::new(Duration::from_millis(200), 2));
         let made = |name: &'static str| async move { Ok(answer(name)) };
-        let first = creations.create("a", [1; 32], made("games/a")).await.unwrap();
+        let first = creations.create(A, [1; 32], made("games/a")).await.unwrap();
         // A retry gets the first answer, not a second creation.
-        let again = creations.create("a", [1; 32], made("games/other")).await.unwrap();
+        let again = creations.create(A, [1; 32], made("games/other")).await.unwrap();
         assert_eq!(again, first);
         // Other fields under the same id: refused.
-        let reused = creations.create("a", [2; 32], made("games/a")).await.unwrap_err();
+        let reused = creations.create(A, [2; 32], made("games/a")).await.unwrap_err();
         assert!(matches!(reused, ApiError::RequestIdReused(_)), "{reused:?}");
         // Past the capacity, the oldest is forgotten.
-        creations.create("b", [1; 32], made("games/b")).await.unwrap();
-        creations.create("c", [1; 32], made("games/c")).await.unwrap();
-        let fresh = creations.create("a", [2; 32], made("games/a2")).await.unwrap();
+        creations.create(B, [1; 32], made("games/b")).await.unwrap();
+        creations.create(C, [1; 32], made("games/c")).await.unwrap();
+        let fresh = creations.create(A, [2; 32], made("games/a2")).await.unwrap();
         assert_eq!(fresh.game.as_ref().unwrap().name, "games/a2");
         // Past the window, every answer is forgotten.
         tokio::time::sleep(Duration::from_millis(250)).await;
-        let late = creations.create("c", [3; 32], made("games/c3")).await.unwrap();
+        let late = creations.create(C, [3; 32], made("games/c3")).await.unwrap();
         assert_eq!(late.game.as_ref().unwrap().name, "games/c3");
     }
 
@@ -267,13 +291,58 @@ mod tests {
     async fn a_failed_creation_is_forgotten_so_that_its_retry_tries_again() {
         let creations = Arc::new(Creations::default());
         let failed = creations
-            .create("a", [1; 32], async { Err(ApiError::ShuttingDown) })
+            .create(A, [1; 32], async { Err(ApiError::ShuttingDown) })
             .await
             .unwrap_err();
         assert_eq!(failed, ApiError::ShuttingDown);
         let retried = creations
-            .create("a", [1; 32], async { Ok(answer("games/a")) })
+            .create(A, [1; 32], async { Ok(answer("games/a")) })
             .await
+            .unwrap();
+        assert_eq!(retried.game.as_ref().unwrap().name, "games/a");
+    }
+
+    #[tokio::test]
+    async fn a_short_request_id_is_never_answered_twice() {
+        let creations = Arc::new(Creations::default());
+        let short = "my-first-game";
+        assert!(short.len() < MIN_KEPT_ID_LEN);
+        let first = creations
+            .create(short, [1; 32], async { Ok(answer("games/first")) })
+            .await
+            .unwrap();
+        assert_eq!(first.game.as_ref().unwrap().name, "games/first");
+        // Its retry is not given the first answer's tokens: it creates, and
+        // the store then finds the game already there.
+        let retried = creations
+            .create(short, [1; 32], async {
+                Err(ApiError::AlreadyExists("games/first".to_owned()))
+            })
+            .await
+            .unwrap_err();
+        assert!(matches!(retried, ApiError::AlreadyExists(_)), "{retried:?}");
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_retry_of_a_creation_whose_task_panicked_tries_again() {
+        let creations = Arc::new(Creations::default());
+        let panicked = creations
+            .create(A, [1; 32], async { panic!("a bug in a creation") })
+            .await
+            .unwrap_err();
+        assert!(matches!(panicked, ApiError::Internal(_)), "{panicked:?}");
+        let retry = {
+            let creations = creations.clone();
+            tokio::spawn(async move {
+                creations
+                    .create(A, [1; 32], async { Ok(answer("games/a")) })
+                    .await
+            })
+        };
+        let retried = tokio::time::timeout(Duration::from_secs(5), retry)
+            .await
+            .expect("the retry of a panicked creation waits for nothing")
+            .unwrap()
             .unwrap();
         assert_eq!(retried.game.as_ref().unwrap().name, "games/a");
     }

@@ -87,7 +87,7 @@ pub fn catch_up(stored: &[StoredEvent], from: u64, audience: Audience) -> Result
     let snapshot = snapshots
         .into_iter()
         .find_map(|(version, game)| (version == start).then_some(game))
-        .ok_or_else(|| ApiError::Internal(format!("no snapshot at version {start}")))?;
+        .ok_or_else(|| ApiError::Internal(format!("no snapshot at seq {start}")))?;
     updates.retain(|u| u.seq > start);
     Ok(CatchUp {
         snapshot,

@@ -330,7 +330,10 @@ impl Replay {
             if chunk.is_empty() {
                 match self.read(next_seq).await {
                     Ok(events) if events.is_empty() => {
-                        let error = ApiError::Corrupt(format!("the game ends before version {next_seq}"));
+                        let error = ApiError::Corrupt(format!(
+                            "the game ends before version {}",
+                            version::of_seq(next_seq)
+                        ));
                         let _ = tx.send(Err(error.into())).await;
                         return;
                     }

@@ -96,7 +96,7 @@ fn replay_through_engine(game: &proto::Game, seed: u8) -> Vec<u32> {
 async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     let (server, mut client) = start().await;
     let created = client
-        .create_game(create_request("errors", 2, &[], 1))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 1))
         .await
         .unwrap()
         .into_inner();
@@ -233,14 +233,14 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     // A retried creation gets the first answer, tokens included, and makes
     // no other game; the same request id with other fields is refused.
     let again = client
-        .create_game(create_request("errors", 2, &[], 1))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 1))
         .await
         .unwrap()
         .into_inner();
     assert_eq!(again.game.clone().unwrap().name, name);
     assert_eq!(crate::support::tokens(&again), tokens);
     let status = client
-        .create_game(create_request("errors", 2, &[], 2))
+        .create_game(create_request("errors-5e0f7a3c9d21", 2, &[], 2))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
@@ -485,7 +485,11 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
     // Racing retries of one creation: all get the same answer.
     let calls = (0..8).map(|_| {
         let mut client = client.clone();
-        tokio::spawn(async move { client.create_game(create_request("retried", 3, &[], 4)).await })
+        tokio::spawn(async move {
+            client
+                .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
+                .await
+        })
     });
     let mut answers = Vec::new();
     for call in calls {
@@ -501,7 +505,7 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
     let server = TestServer::start(dir.path()).await;
     let mut client = server.client().await;
     let status = client
-        .create_game(create_request("retried", 3, &[], 4))
+        .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);

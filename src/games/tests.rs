@@ -1,0 +1,52 @@
+//! Unit tests of `Games`: what no client can see from outside.
+
+use std::sync::Arc;
+
+use carcassonne_engine::{Rules, Seed, Setup};
+use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+
+use super::{Games, LIST_SCAN_LIMIT, NewGame};
+
+fn create(games: &Games, id: &str, tiles: Option<Vec<(carcassonne_engine::TileKind, u16)>>) {
+    let new = NewGame {
+        setup: Setup {
+            rules: Rules::default(),
+            players: vec!["A".to_owned(), "B".to_owned()],
+            tiles,
+            seed: Some(Seed::from_u64(1)),
+        },
+        spectator_delay: 0,
+    };
+    let id = GameId::new(id).unwrap();
+    games
+        .create(&id, &RequestId::new(format!("create-{id}")).unwrap(), new)
+        .unwrap();
+}
+
+#[test]
+fn a_filtered_listing_reads_at_most_its_scan_limit_per_call() {
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+    // A cache of one: every game listed is folded from the store.
+    let games = Games::new(store, 1);
+    for n in 0..LIST_SCAN_LIMIT + 5 {
+        create(&games, &format!("running-{n:05}"), None);
+    }
+    // Last in name order, and finished at once: a bag without tiles.
+    create(&games, "zz-finished", Some(Vec::new()));
+    let folds = games.folds();
+    let (page, token) = games.list(Some(true), 20, None).unwrap();
+    assert!(
+        page.is_empty(),
+        "no finished game among the first {LIST_SCAN_LIMIT}"
+    );
+    let token = token.expect("the scan goes on with the next call");
+    assert!(
+        games.folds() - folds <= LIST_SCAN_LIMIT as u64,
+        "{} folds",
+        games.folds() - folds
+    );
+    let (page, token) = games.list(Some(true), 20, Some(&token)).unwrap();
+    let names: Vec<&str> = page.iter().map(|l| l.info.id.as_str()).collect();
+    assert_eq!(names, ["zz-finished"]);
+    assert_eq!(token, None);
+}
