@@ -13,6 +13,7 @@ pub fn lock() -> Stdout {
     Stdout(io::stdout().lock())
 }
 
+/// Standard output, locked, that tells its reader going away from other IO.
 pub struct Stdout(io::StdoutLock<'static>);
 
 fn closed(error: io::Error) -> io::Error {
