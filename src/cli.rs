@@ -55,7 +55,7 @@ const INVALID: u8 = 1;
 /// Writes to standard output; an error (such as a reader that went away,
 /// `| head`) is returned, not a panic as with `print!`.
 fn emit(text: &str) -> std::io::Result<()> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::lock();
     out.write_all(text.as_bytes())?;
     out.flush()
 }

@@ -2,6 +2,7 @@
 
 mod cli;
 mod ops;
+mod stdout;
 mod viewer;
 
 use std::net::SocketAddr;
@@ -76,19 +77,12 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => code,
         // The reader of standard output went away (`| head`): nothing to say.
-        Err(error) if is_broken_pipe(&error) => ExitCode::SUCCESS,
+        Err(error) if stdout::is_closed(&error) => ExitCode::SUCCESS,
         Err(error) => {
             eprintln!("error: {error:#}");
             ExitCode::from(2)
         }
     }
-}
-
-fn is_broken_pipe(error: &anyhow::Error) -> bool {
-    error
-        .chain()
-        .filter_map(|cause| cause.downcast_ref::<std::io::Error>())
-        .any(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
 }
 
 #[derive(clap::Args)]

@@ -43,14 +43,15 @@ pub fn backup(args: &BackupArgs) -> anyhow::Result<ExitCode> {
     })?;
     std::fs::rename(&partial, &args.to)
         .with_context(|| format!("renaming {} to {}", partial.display(), args.to.display()))?;
-    println!(
+    writeln!(
+        crate::stdout::lock(),
         "backed up {} events ({} appends, up to position {}) to {}: {} bytes",
         report.events,
         report.appends,
         report.position,
         args.to.display(),
         report.bytes
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -60,8 +61,23 @@ fn partial_path(to: &Path) -> PathBuf {
     to.with_file_name(name)
 }
 
+/// Creates (or empties) the backup file, readable by its owner only: it
+/// holds the seed of every running game.
+fn create_private(to: &Path) -> std::io::Result<File> {
+    use std::os::unix::fs::{OpenOptionsExt as _, PermissionsExt as _};
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(to)?;
+    // One left by an earlier run keeps its mode when opened.
+    file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+    Ok(file)
+}
+
 fn write_backup(data: &Path, to: &Path) -> anyhow::Result<BackupReport> {
-    let mut out = BufWriter::new(File::create(to).with_context(|| format!("creating {}", to.display()))?);
+    let mut out = BufWriter::new(create_private(to).with_context(|| format!("creating {}", to.display()))?);
     let socket = admin::socket_path(data);
     let report = match UnixStream::connect(&socket) {
         Ok(mut server) => {
@@ -135,12 +151,13 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::from(1));
     }
-    println!(
+    writeln!(
+        crate::stdout::lock(),
         "restored {} events of {} games (up to position {}) into {}; verified",
         verified.events,
         verified.games,
         restored.backup.position,
         args.data.display()
-    );
+    )?;
     Ok(ExitCode::SUCCESS)
 }

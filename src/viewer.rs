@@ -250,7 +250,7 @@ impl Screen {
         if let Some(raw) = &self.raw {
             return raw.draw(text);
         }
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::stdout::lock();
         if self.clear {
             execute!(
                 out,
@@ -426,7 +426,7 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
 fn show_the_end(screen: &mut Screen, view: &mut BoardView, last: &Step) -> anyhow::Result<()> {
     let was_raw = screen.raw.is_some();
     screen.leave_raw();
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout::lock();
     if screen.clear && !was_raw {
         execute!(
             out,

@@ -60,11 +60,23 @@ pub(super) fn start(
     }))
 }
 
+/// Binds the socket inside a new directory only its owner may enter, sets
+/// its mode and only then moves it to `path`: bound in place, it would
+/// have the umask's mode until changed.
 fn bind(path: &Path) -> std::io::Result<UnixListener> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let listener = UnixListener::bind(path)?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))?;
-    Ok(listener)
+    use std::os::unix::fs::{DirBuilderExt as _, PermissionsExt as _};
+    let private = path.with_file_name(format!(".{SOCKET_NAME}.{}", std::process::id()));
+    // A dead server's, like a socket left at `path`.
+    let _ = std::fs::remove_dir_all(&private);
+    std::fs::DirBuilder::new().mode(0o700).create(&private)?;
+    let staged = private.join(SOCKET_NAME);
+    let bound = UnixListener::bind(&staged).and_then(|listener| {
+        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(0o600))?;
+        std::fs::rename(&staged, path)?;
+        Ok(listener)
+    });
+    let _ = std::fs::remove_dir_all(&private);
+    bound
 }
 
 async fn answer(store: Arc<SledStore>, stream: UnixStream) {

@@ -113,7 +113,7 @@ impl RawTerminal {
 
     /// Clears the screen and draws `text` from the top left.
     pub fn draw(&self, text: &str) -> anyhow::Result<()> {
-        let mut out = std::io::stdout().lock();
+        let mut out = crate::stdout::lock();
         execute!(
             out,
             terminal::Clear(terminal::ClearType::All),
@@ -147,7 +147,7 @@ impl RawTerminal {
         let mut digits = String::new();
         loop {
             {
-                let mut out = std::io::stdout().lock();
+                let mut out = crate::stdout::lock();
                 let (_, rows) = terminal::size().unwrap_or((80, 24));
                 execute!(
                     out,

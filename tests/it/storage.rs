@@ -3,6 +3,7 @@
 //! test when run as root, skipped with a message otherwise), and backups
 //! of a running server.
 
+use std::os::unix::fs::PermissionsExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
@@ -266,6 +267,8 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     for task in load {
         task.await.unwrap();
     }
+    assert_eq!(mode(&backup_file), 0o600, "the backup holds the seeds");
+    assert_eq!(mode(&data.join("admin.sock")), 0o600);
     let (status, log) = served.terminate();
     assert_eq!(status.code(), Some(0), "{log}");
     assert!(log.contains("backup written"), "{log}");
@@ -296,6 +299,10 @@ async fn a_backup_of_a_running_server_under_load_restores_every_acknowledged_act
     assert_eq!(status.code(), Some(0), "{log}");
 }
 
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
 #[test]
 fn a_backup_of_a_stopped_store_and_of_no_store() {
     let dir = tempfile::tempdir().unwrap();
@@ -303,6 +310,10 @@ fn a_backup_of_a_stopped_store_and_of_no_store() {
     let served = serve(&data, &dir.path().join("log"), &[]).unwrap();
     assert_eq!(served.terminate().0.code(), Some(0));
     let to = dir.path().join("b");
+    // A partial file an earlier run left, readable by others.
+    let partial = dir.path().join("b.partial");
+    std::fs::write(&partial, b"left over").unwrap();
+    std::fs::set_permissions(&partial, std::fs::Permissions::from_mode(0o644)).unwrap();
     let stopped = backup(&data, &to);
     assert!(
         stopped.status.success(),
@@ -310,9 +321,49 @@ fn a_backup_of_a_stopped_store_and_of_no_store() {
         String::from_utf8_lossy(&stopped.stderr)
     );
     assert!(String::from_utf8_lossy(&stopped.stdout).contains("backed up 0 events"));
+    // It holds the seeds of running games: its owner's only.
+    assert_eq!(mode(&to), 0o600);
+    assert!(!partial.exists());
+    std::fs::remove_file(&to).unwrap();
+    assert!(backup(&data, &to).status.success());
+    assert_eq!(mode(&to), 0o600, "a new file");
     let missing = backup(&dir.path().join("nothing"), &to);
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("holds no event store"));
+}
+
+/// A server that closes the admin socket at once (here a fake one): the
+/// backup fails, says so and exits non-zero, whether its request or its
+/// reading met the closed socket (a broken pipe is quiet only on standard
+/// output).
+#[test]
+fn a_backup_whose_server_closes_the_socket_fails_saying_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind(data.join("admin.sock")).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            drop(stream);
+        }
+    });
+    let to = dir.path().join("b");
+    for attempt in 0..20 {
+        let backup = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+            .args(["backup", "--data"])
+            .arg(&data)
+            .arg("--to")
+            .arg(&to)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&backup.stderr);
+        assert!(!backup.status.success(), "attempt {attempt}: {said}");
+        assert!(
+            said.contains("asking the server for a backup") || said.contains("is not whole"),
+            "attempt {attempt}: {said}"
+        );
+        assert!(!to.exists() && !dir.path().join("b.partial").exists());
+    }
 }
 
 /// `serve --compression` makes a compressed store; a store keeps what it

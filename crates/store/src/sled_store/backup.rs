@@ -129,10 +129,17 @@ impl<'a> Reader<'a> {
         }
         let mut position = [0; 8];
         read_exact(from, &mut position, "its header")?;
+        let position = u64::from_le_bytes(position);
+        // The position after the last is computed as the file is read.
+        if position == u64::MAX {
+            return Err(unusable(format!(
+                "its header says it holds up to position {position}"
+            )));
+        }
         Ok(Reader {
             from,
             report: BackupReport {
-                position: u64::from_le_bytes(position),
+                position,
                 bytes: (MAGIC.len() + 8) as u64,
                 ..BackupReport::default()
             },
@@ -181,13 +188,15 @@ impl<'a> Reader<'a> {
                 entry.first_position, self.next
             )));
         }
-        self.next += u64::from(append.count);
-        if self.next > self.report.position + 1 {
-            return Err(unusable(format!(
-                "an entry past position {}",
-                self.report.position
-            )));
-        }
+        self.next = match self.next.checked_add(u64::from(append.count)) {
+            Some(next) if next <= self.report.position + 1 => next,
+            _ => {
+                return Err(unusable(format!(
+                    "an entry past position {}",
+                    self.report.position
+                )));
+            }
+        };
         self.report.appends += 1;
         self.report.events += u64::from(append.count);
         Ok(Some(body))
@@ -211,6 +220,10 @@ pub fn check_backup(from: &mut dyn Read) -> Result<BackupReport> {
 /// Restores a backup into `dir`, which must be empty or missing, as a new
 /// store opened with `config` (compression included: restoring is how an
 /// existing store changes it), and verifies the result.
+///
+/// The store is made in a sibling directory and renamed to `dir` only once
+/// the whole backup is in it: a restore that fails leaves nothing a server
+/// could open and serve in part.
 pub fn restore(from: &mut dyn Read, dir: &Path, config: StoreConfig) -> Result<Restored> {
     let occupied = match std::fs::read_dir(dir) {
         Ok(mut entries) => entries.next().is_some(),
@@ -223,6 +236,36 @@ pub fn restore(from: &mut dyn Read, dir: &Path, config: StoreConfig) -> Result<R
             dir.display()
         )));
     }
+    let (Some(parent), Some(name)) = (dir.parent(), dir.file_name()) else {
+        return Err(StoreError::InvalidArgument(format!(
+            "{} names no directory to restore into",
+            dir.display()
+        )));
+    };
+    let parent = if parent.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        parent
+    };
+    std::fs::create_dir_all(parent)?;
+    let mut staging_name = std::ffi::OsString::from(".");
+    staging_name.push(name);
+    staging_name.push(format!(".restoring-{}", std::process::id()));
+    let staging = parent.join(staging_name);
+    // Fails if another restore of this process is making it.
+    std::fs::create_dir(&staging)?;
+    let restored = restore_into(from, &staging, config).and_then(|restored| {
+        // Over an empty `dir` too: rename replaces an empty directory.
+        std::fs::rename(&staging, dir)?;
+        Ok(restored)
+    });
+    if restored.is_err() {
+        let _ = std::fs::remove_dir_all(&staging);
+    }
+    restored
+}
+
+fn restore_into(from: &mut dyn Read, dir: &Path, config: StoreConfig) -> Result<Restored> {
     let mut reader = Reader::open(from)?;
     let store = SledStore::open(dir, config.clone())?;
     let mut batch = Vec::with_capacity(RESTORE_BATCH);

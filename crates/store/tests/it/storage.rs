@@ -264,6 +264,9 @@ fn a_backup_taken_under_load_restores_every_event_acknowledged_before_it() {
     assert_eq!(retried.first_seq, seq, "a retried request id finds its append");
 }
 
+/// `carcassonne-backup/1\n`: what comes before the position in a backup.
+const MAGIC_LEN: usize = 21;
+
 #[test]
 fn a_cut_or_damaged_backup_is_refused_and_restores_nothing() {
     let dir = tempfile::tempdir().unwrap();
@@ -297,6 +300,41 @@ fn a_cut_or_damaged_backup_is_refused_and_restores_nothing() {
             StoreConfig::default(),
         );
         assert!(restored.is_err(), "{name}");
+        // Nothing a server could open and serve in part, nothing left over.
+        let left: Vec<_> = std::fs::read_dir(target.path()).unwrap().collect();
+        assert!(left.is_empty(), "{name}: {left:?}");
+        // Nor in an empty directory given as the target.
+        let empty = target.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert!(SledStore::restore(&mut bytes.as_slice(), &empty, StoreConfig::default()).is_err());
+        assert_eq!(std::fs::read_dir(&empty).unwrap().count(), 0, "{name}");
+        std::fs::remove_dir(&empty).unwrap();
+        assert_eq!(std::fs::read_dir(target.path()).unwrap().count(), 0, "{name}");
+    }
+    // A whole backup restored into an empty directory fills it.
+    let target = tempfile::tempdir().unwrap();
+    let restored = SledStore::restore(&mut backup.as_slice(), target.path(), StoreConfig::default()).unwrap();
+    assert_eq!(restored.verified.events, 10);
+    assert_eq!(
+        SledStore::open(target.path(), StoreConfig::default())
+            .unwrap()
+            .last_position(),
+        10
+    );
+    // A header that claims the last position there is: refused, no overflow.
+    let mut crafted = backup[..MAGIC_LEN].to_vec();
+    crafted.extend(u64::MAX.to_le_bytes());
+    crafted.extend(&backup[MAGIC_LEN + 8..]);
+    for bytes in [crafted.clone(), crafted[..MAGIC_LEN + 8].to_vec()] {
+        let refused = check_backup(&mut bytes.as_slice());
+        assert!(
+            matches!(&refused, Err(StoreError::InvalidArgument(m)) if m.contains("position")),
+            "{refused:?}"
+        );
+        let target = tempfile::tempdir().unwrap();
+        let target = target.path().join("r");
+        assert!(SledStore::restore(&mut bytes.as_slice(), &target, StoreConfig::default()).is_err());
+        assert!(!target.exists());
     }
     // Nor into a directory that holds something.
     let restored = SledStore::restore(&mut backup.as_slice(), dir.path(), StoreConfig::default());
