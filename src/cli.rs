@@ -9,6 +9,8 @@ use carcassonne_engine::record::{Record, RecordError, Replay};
 use carcassonne_engine::{Actor, Effect, Event, Game, Rules, ScoreChange, Scored, Seed, Setup, render};
 use serde_json::{Value, json};
 
+use crate::text::counted;
+
 #[derive(clap::Args)]
 pub struct DemoArgs {
     /// Seed of the draw order and of the bots' choices.
@@ -188,8 +190,12 @@ fn feature_text(scored: &Scored) -> String {
     match scored {
         Scored::Feature(f) => {
             format!(
-                "{} at {} {}, {} tiles, {} pennants",
-                f.kind, f.at, f.place, f.tiles, f.pennants
+                "{} at {} {}, {}, {}",
+                f.kind,
+                f.at,
+                f.place,
+                counted(u32::from(f.tiles), "tile"),
+                counted(u32::from(f.pennants), "pennant")
             )
         }
         Scored::CityOfCarcassonne => "the City of Carcassonne".to_owned(),
@@ -209,7 +215,10 @@ pub fn score_text(players: &[String], replay: &Replay) -> String {
     } else {
         "in progress"
     };
-    out += &format!("{state} after {} turns\n\nbreakdown:\n", game.draws());
+    out += &format!(
+        "{state} after {}\n\nbreakdown:\n",
+        counted(u32::from(game.draws()), "turn")
+    );
     for (turn, c) in scored(replay) {
         let who: Vec<&str> = c
             .players

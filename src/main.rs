@@ -3,6 +3,7 @@
 mod cli;
 mod ops;
 mod stdout;
+mod text;
 mod viewer;
 
 use std::net::SocketAddr;

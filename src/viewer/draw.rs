@@ -8,6 +8,8 @@ use std::fmt::Write as _;
 use carcassonne::proto::{self, game_event::Event as E};
 use carcassonne_engine::{Dir, Rotation, TileKind};
 
+use crate::text::counted;
+
 /// One picture of a game: its state and the event that led to it, if any.
 pub struct Frame<'a> {
     pub game: &'a proto::Game,
@@ -259,13 +261,6 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
 }
 
 /// `1 tile`, `2 tiles`.
-fn counted(n: u32, thing: &str) -> String {
-    if n == 1 {
-        format!("1 {thing}")
-    } else {
-        format!("{n} {thing}s")
-    }
-}
 
 /// A score change: `+4 Ada (seat 0): city, 2 tiles, 1 pennant (B-S2)`.
 pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {

@@ -72,12 +72,20 @@ fn score_prints_scores_and_the_board() {
     assert_eq!(out.status.code(), Some(0));
     let text = stdout(&out);
     assert!(
-        text.contains("Ada      2\nBrun     0\nfinished after 1 turns"),
+        text.contains("Ada      2\nBrun     0\nfinished after 1 turn\n"),
         "{text}"
     );
     assert!(
         text.contains("B-S4   city at (0,0) N, 2 tiles, 0 pennants: Ada +2"),
         "{text}"
+    );
+    // One of a thing is said in the singular.
+    let path = records().join("shared/base-2p.json");
+    let scored = stdout(&run(&["score", path.to_str().unwrap()], ""));
+    assert!(scored.contains(", 1 tile, "), "{scored}");
+    assert!(
+        !scored.contains(" 1 tiles") && !scored.contains(" 1 pennants"),
+        "{scored}"
     );
     // The board: E at (0,1) over D at (0,0), the knight of seat 0 gone home.
     assert!(text.contains("  1   .\n     . .\n      #\n  0   #"), "{text}");
@@ -192,17 +200,24 @@ pub fn run_verify(record: &str) -> String {
 #[test]
 fn what_the_readme_commands_make_is_git_ignored() {
     // The Python client's `.venv`, `demo --record > game.json`, `serve`'s
-    // `./data`.
+    // `./data`, `backup`'s `games.backup` and `restore`'s `./data-restored`.
     let root = env!("CARGO_MANIFEST_DIR");
     let git = |args: &[&str]| Command::new("git").arg("-C").arg(root).args(args).output();
     if !git(&["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success()) {
         eprintln!("skipped: no git, or {root} is not a git checkout");
         return;
     }
-    let out = git(&["check-ignore", ".venv/bin/python", "game.json", "data/db"]).unwrap();
+    let made = [
+        ".venv/bin/python",
+        "game.json",
+        "data/db",
+        "games.backup",
+        "data-restored/db",
+    ];
+    let out = git(&[&["check-ignore"], &made[..]].concat()).unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        ".venv/bin/python\ngame.json\ndata/db\n",
+        made.map(|path| format!("{path}\n")).concat(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
