@@ -260,8 +260,6 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
     line
 }
 
-/// `1 tile`, `2 tiles`.
-
 /// A score change: `+4 Ada (seat 0): city, 2 tiles, 1 pennant (B-S2)`.
 pub fn score_line(game: &proto::Game, change: &proto::ScoreChange) -> String {
     let seats: Vec<String> = change.seats.iter().map(|&s| who(game, s)).collect();
