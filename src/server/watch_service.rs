@@ -413,10 +413,10 @@ impl Replay {
         let (store, id) = (self.games.store().clone(), self.plan.id.clone());
         let to = self.plan.to;
         tokio::task::spawn_blocking(move || {
-            let mut events = store.read_game(&id, from).map_err(store_error)?;
+            let mut events = store
+                .read_game_chunk(&id, from, REPLAY_CHUNK)
+                .map_err(store_error)?;
             events.retain(|e| e.seq <= to);
-            events.truncate(REPLAY_CHUNK);
-            events.shrink_to_fit();
             Ok(events)
         })
         .await

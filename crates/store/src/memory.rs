@@ -59,7 +59,7 @@ impl MemoryStore {
     }
 }
 
-fn read_stream(game: &GameId, stream: &Stream, from_seq: u64) -> Result<Vec<StoredEvent>> {
+fn read_stream(game: &GameId, stream: &Stream, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
     let from_seq = from_seq.max(1);
     let mut check = ChainCheck::new(game.as_str(), from_seq);
     // Numbered from the envelopes, not from an open range starting at
@@ -69,6 +69,7 @@ fn read_stream(game: &GameId, stream: &Stream, from_seq: u64) -> Result<Vec<Stor
         .iter()
         .zip(1u64..)
         .skip(index_from(from_seq))
+        .take(limit)
         .map(|(bytes, seq)| check.next(seq, bytes))
         .collect()
 }
@@ -153,7 +154,16 @@ impl EventStore for MemoryStore {
             .games
             .get(game)
             .ok_or_else(|| StoreError::NotFound(game.to_string()))?;
-        read_stream(game, stream, from_seq)
+        read_stream(game, stream, from_seq, usize::MAX)
+    }
+
+    fn read_game_chunk(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        let inner = self.lock();
+        let stream = inner
+            .games
+            .get(game)
+            .ok_or_else(|| StoreError::NotFound(game.to_string()))?;
+        read_stream(game, stream, from_seq, limit)
     }
 
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -239,7 +249,7 @@ impl EventStore for MemoryStore {
             games: 1,
             ..VerifyReport::default()
         };
-        match read_stream(game, stream, 1) {
+        match read_stream(game, stream, 1, usize::MAX) {
             Ok(events) => report.events = events.len() as u64,
             Err(error) => report.problems.extend(error.corruption()),
         }

@@ -64,6 +64,11 @@ pub trait EventStore: Send + Sync {
     /// checked. [`StoreError::NotFound`] if the game has no events.
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>>;
 
+    /// At most `limit` of the game's events from `from_seq` on: what
+    /// [`read_game`](Self::read_game) gives, cut short without reading the
+    /// rest, for a reader that goes a chunk at a time (a replay).
+    fn read_game_chunk(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>>;
+
     /// Up to `limit` events (at most [`MAX_READ_LIMIT`]) of all games, from
     /// global position `from_position` on, in position order.
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>>;

@@ -448,7 +448,11 @@ impl EventStore for SledStore {
     }
 
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
-        read::read_game(&self.db, self.commit.durable(), game, from_seq)
+        read::read_game(&self.db, self.commit.durable(), game, from_seq, usize::MAX)
+    }
+
+    fn read_game_chunk(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        read::read_game(&self.db, self.commit.durable(), game, from_seq, limit)
     }
 
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {

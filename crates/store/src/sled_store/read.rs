@@ -93,25 +93,41 @@ fn scan_game(
 }
 
 /// The game's durable events from `from_seq` on.
-fn durable_events(db: &sled::Db, durable: u64, game: &str, from_seq: u64) -> Result<Vec<StoredEvent>> {
+/// At most `limit` durable events of a game from `from_seq` on.
+fn durable_events(
+    db: &sled::Db,
+    durable: u64,
+    game: &str,
+    from_seq: u64,
+    limit: usize,
+) -> Result<Vec<StoredEvent>> {
     let mut events = Vec::new();
+    if limit == 0 {
+        return Ok(events);
+    }
     scan_game(db, game, from_seq, |event| {
         if event.position > durable {
             return ControlFlow::Break(());
         }
         events.push(event);
+        if events.len() >= limit {
+            return ControlFlow::Break(());
+        }
         ControlFlow::Continue(())
     })?;
     Ok(events)
 }
 
+/// At most `limit` events of a game from `from_seq` on;
+/// [`StoreError::NotFound`] if it has none at all.
 pub(super) fn read_game(
     db: &sled::Db,
     durable: u64,
     game: &GameId,
     from_seq: u64,
+    limit: usize,
 ) -> Result<Vec<StoredEvent>> {
-    let events = durable_events(db, durable, game.as_str(), from_seq)?;
+    let events = durable_events(db, durable, game.as_str(), from_seq, limit)?;
     if events.is_empty() && summary(db, durable, game)?.is_none() {
         return Err(StoreError::NotFound(game.to_string()));
     }

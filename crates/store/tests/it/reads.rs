@@ -76,6 +76,13 @@ fn reads_from_any_version_and_position() {
     );
     assert_eq!(payloads(store.read_game(&a, 0).unwrap()).len(), 5);
     assert!(store.read_game(&a, 6).unwrap().is_empty());
+    // A chunk: from the middle of an append, cut within the next one.
+    assert_eq!(
+        payloads(store.read_game_chunk(&a, 2, 2).unwrap()),
+        [b"a2".to_vec(), b"a3".to_vec()]
+    );
+    assert_eq!(payloads(store.read_game_chunk(&a, 4, 10).unwrap()).len(), 2);
+    assert!(store.read_game_chunk(&a, 1, 0).unwrap().is_empty());
     assert!(store.read_game(&a, 600).unwrap().is_empty());
     assert!(matches!(
         store.read_game(&game("nobody"), 1),
