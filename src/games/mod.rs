@@ -21,7 +21,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
 use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent, Written};
-use tokio::task::JoinHandle;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
 use self::cache::Cache;
 use self::stored::{Loaded, Opened, engine_event, new_event};
@@ -94,11 +96,52 @@ pub struct Asked {
     pub command: Command,
 }
 
-/// A new action on its way to the disk. Dropping it changes nothing: the
-/// task that waits for the disk updates the cache all the same.
-#[derive(Debug)]
+/// A new action on its way to the disk. Dropping it changes nothing: what
+/// is left of its settling (the wait for the disk, the cache update) then
+/// runs to its end as a task of its own.
 pub struct ActInFlight {
-    settling: JoinHandle<Result<Settled, ApiError>>,
+    settling: Settling,
+}
+
+impl std::fmt::Debug for ActInFlight {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ActInFlight")
+    }
+}
+
+type SettleFuture = Pin<Box<dyn Future<Output = Result<Settled, ApiError>> + Send>>;
+
+/// [`settle`], polled by its caller while there is one (no task, no
+/// handoff between threads on the way of every action), and spawned to
+/// finish on its own when the caller goes away first, so that the cached
+/// state follows the store whatever happens to the caller.
+struct Settling {
+    future: Option<SettleFuture>,
+    runtime: tokio::runtime::Handle,
+}
+
+impl Future for Settling {
+    type Output = Result<Settled, ApiError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let Some(future) = self.future.as_mut() else {
+            return Poll::Ready(Err(ApiError::Internal("an action settled twice".to_owned())));
+        };
+        let done = future.as_mut().poll(cx);
+        if done.is_ready() {
+            self.future = None;
+        }
+        done
+    }
+}
+
+impl Drop for Settling {
+    fn drop(&mut self) {
+        if let Some(future) = self.future.take() {
+            // The caller gave up: finish without it.
+            drop(self.runtime.spawn(future));
+        }
+    }
 }
 
 /// What [`Games::settle`] found.
@@ -413,23 +456,24 @@ impl Games {
             game,
             version: loaded.version,
         };
-        let settling = runtime.spawn(settle(
-            self.cache.clone(),
-            id.clone(),
-            written,
-            asked,
-            events.into_iter().zip(effects).collect(),
-            next,
-        ));
+        let settling = Settling {
+            future: Some(Box::pin(settle(
+                self.cache.clone(),
+                id.clone(),
+                written,
+                asked,
+                events.into_iter().zip(effects).collect(),
+                next,
+            ))),
+            runtime,
+        };
         Ok(Acting::InFlight(Box::new(ActInFlight { settling })))
     }
 
     /// Waits until a written action is durable and answers it; the cache
     /// holds the new state by then. Holds no thread while the disk syncs.
     pub async fn settle(&self, act: Box<ActInFlight>) -> Result<Settled, ApiError> {
-        act.settling
-            .await
-            .map_err(|e| ApiError::Internal(format!("settling an action: {e}")))?
+        act.settling.await
     }
 
     /// Rebuilds the answer of an earlier action (the append of versions
@@ -490,8 +534,9 @@ fn asks_for(before: &Loaded, stored: &StoredEvent, asked: &Asked) -> Result<bool
 }
 
 /// Waits until a written action is durable, then makes its state the cached
-/// one and builds its answer. Runs as a task of its own, so that the cache
-/// follows the store whatever happens to the caller.
+/// one and builds its answer. Polled by the caller, or to its end as a
+/// task of its own once the caller is gone ([`Settling`]), so that the
+/// cache follows the store whatever happens to the caller.
 async fn settle(
     cache: Arc<Cache>,
     id: GameId,
