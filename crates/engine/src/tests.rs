@@ -277,6 +277,21 @@ fn the_river_shuffle_is_frozen() {
 const FROZEN_RIVER_ORDER_SEED_42: &str = "R5 R8 R6 R5 R4 R1 R8 R3 R7 R2 RL";
 const FROZEN_RIVER_LAND_ORDER_SEED_42: &str = "E W U K P K N E G T V E";
 
+/// The first draws of the shuffle that docs/record-format.md states are the
+/// engine's: those the two tests above freeze (the classic game and the
+/// River, with the seed of the number 42).
+#[test]
+fn the_draw_orders_record_format_md_states_are_the_engine_s() {
+    let doc = include_str!("../../../docs/record-format.md");
+    let doc = doc.split_whitespace().collect::<Vec<_>>().join(" ");
+    for order in [FROZEN_ORDER_SEED_42, FROZEN_RIVER_ORDER_SEED_42] {
+        assert!(
+            doc.contains(&format!("`{order}`")),
+            "docs/record-format.md does not state {order}"
+        );
+    }
+}
+
 #[test]
 fn the_shuffle_rejects_words_from_the_bound_it_documents() {
     // floor((2^32 - 1) / n) * n: for a power of two the top n words are

@@ -98,50 +98,6 @@ fn every_record_of_the_record_format_verifies_and_every_rejected_one_fails_as_sh
     );
 }
 
-/// The first draws of the shuffle that docs/record-format.md states, as the
-/// engine deals them: the classic game and the River with the seed of the
-/// number 42.
-#[test]
-fn the_draw_orders_record_format_md_states_are_the_engine_s() {
-    let first_draws = |rules: Rules, n: usize| {
-        let setup = Setup {
-            rules,
-            players: vec!["A".into(), "B".into()],
-            tiles: None,
-            seed: Some(Seed::from_u64(42)),
-        };
-        let mut game = Game::new(setup);
-        let mut drawn = Vec::new();
-        while let Some(Event::Drawn(tile)) = game.automatic() {
-            drawn.push(tile.name());
-            if drawn.len() == n {
-                break;
-            }
-            game.apply(&Event::Drawn(tile));
-            // Place anywhere legal and skip the follower, to reach the next
-            // draw; a tile that fits nowhere was discarded (B-T2, R-6).
-            if let Some(p) = game.legal_placements().first().copied() {
-                game.apply(&Event::TilePlaced {
-                    pos: p.pos,
-                    rotation: p.rotation,
-                });
-                game.apply(&Event::FollowerPlaced(None));
-            }
-        }
-        format!("`{}`", drawn.join(" "))
-    };
-    let doc = RECORD_FORMAT_MD.split_whitespace().collect::<Vec<_>>().join(" ");
-    for order in [
-        first_draws(Rules::default(), 12),
-        first_draws(Rules::default().with(Expansion::River), 11),
-    ] {
-        assert!(
-            doc.contains(&order),
-            "docs/record-format.md does not state {order}"
-        );
-    }
-}
-
 // ---- docs/tiles.md ------------------------------------------------------------
 
 /// The rows of the markdown tables whose header starts with `first`.
