@@ -5,9 +5,9 @@
 //! it is rebuilt on demand. An action is decided on the cached state,
 //! appended durably with the version it was decided on (optimistic
 //! concurrency), and only then answered. The cache follows the store
-//! whatever happens to the caller: once an action is written, a task of
-//! its own waits for the disk and puts the new state in the cache, even if
-//! the caller has given up.
+//! whatever happens to the caller: once an action is written, its
+//! settling (the wait for the disk, the new state put in the cache) runs to
+//! its end, as a task of its own if the caller has given up ([`Settling`]).
 
 pub mod auth;
 mod cache;
@@ -408,8 +408,8 @@ impl Games {
             expected_version,
             command: *command,
         };
-        // The task that follows the write needs a runtime: checked before
-        // anything is written.
+        // A settling whose caller goes away finishes as a task, which needs
+        // a runtime: checked before anything is written.
         let runtime = tokio::runtime::Handle::try_current()
             .map_err(|e| ApiError::Internal(format!("acting outside a tokio runtime: {e}")))?;
         let _deciding = self.deciding(id);

@@ -328,7 +328,10 @@ impl Replay {
                 return;
             }
             if chunk.is_empty() {
-                match self.read(next_seq).await {
+                // Up to `from` the replay only folds: that part in one read.
+                let before_from =
+                    usize::try_from((self.plan.from + 1).saturating_sub(next_seq)).unwrap_or(usize::MAX);
+                match self.read(next_seq, before_from.max(REPLAY_CHUNK)).await {
                     Ok(events) if events.is_empty() => {
                         let error = ApiError::Corrupt(format!(
                             "the game ends before version {}",
@@ -408,14 +411,12 @@ impl Replay {
         }
     }
 
-    /// The next chunk of the game's events, from `from` on.
-    async fn read(&self, from: u64) -> Result<Vec<StoredEvent>, ApiError> {
+    /// The next `limit` events of the game, from `from` on.
+    async fn read(&self, from: u64, limit: usize) -> Result<Vec<StoredEvent>, ApiError> {
         let (store, id) = (self.games.store().clone(), self.plan.id.clone());
         let to = self.plan.to;
         tokio::task::spawn_blocking(move || {
-            let mut events = store
-                .read_game_chunk(&id, from, REPLAY_CHUNK)
-                .map_err(store_error)?;
+            let mut events = store.read_game_chunk(&id, from, limit).map_err(store_error)?;
             events.retain(|e| e.seq <= to);
             Ok(events)
         })
