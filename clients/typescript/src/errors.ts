@@ -1,0 +1,152 @@
+// The one error type the client throws for a failed call.
+//
+// The server attaches a google.rpc.Status to every error (the
+// `grpc-status-details-bin` trailer) with a google.rpc.ErrorInfo detail
+// whose `reason` a program branches on (docs/client-guide.md lists them).
+// Connect-ES parses the Status into `ConnectError.details` and decodes a
+// detail given its message descriptor. ErrorInfo is not among the
+// well-known types @bufbuild/protobuf ships, and the npm registry has no
+// well-kept package of the googleapis types for protobuf-es v2, so its
+// descriptor is built here, at run time, from the three fields of
+// google/rpc/error_details.proto.
+
+import { create, createFileRegistry, type DescMessage } from "@bufbuild/protobuf";
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FileDescriptorProtoSchema,
+} from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError } from "@connectrpc/connect";
+
+/** google.rpc.ErrorInfo as Connect-ES decodes it. */
+interface ErrorInfo {
+  reason: string;
+  domain: string;
+  metadata: Record<string, string>;
+}
+
+function stringField(name: string, number: number) {
+  return {
+    name,
+    number,
+    jsonName: name,
+    type: FieldDescriptorProto_Type.STRING,
+    label: FieldDescriptorProto_Label.OPTIONAL,
+  };
+}
+
+/** The descriptor of google.rpc.ErrorInfo:
+ * `string reason = 1; string domain = 2; map<string, string> metadata = 3;` */
+export const ErrorInfoSchema: DescMessage = (() => {
+  const file = create(FileDescriptorProtoSchema, {
+    name: "google/rpc/error_details.proto",
+    package: "google.rpc",
+    syntax: "proto3",
+    messageType: [
+      {
+        name: "ErrorInfo",
+        field: [
+          stringField("reason", 1),
+          stringField("domain", 2),
+          {
+            name: "metadata",
+            number: 3,
+            jsonName: "metadata",
+            type: FieldDescriptorProto_Type.MESSAGE,
+            label: FieldDescriptorProto_Label.REPEATED,
+            typeName: ".google.rpc.ErrorInfo.MetadataEntry",
+          },
+        ],
+        nestedType: [
+          {
+            name: "MetadataEntry",
+            field: [stringField("key", 1), stringField("value", 2)],
+            options: { mapEntry: true },
+          },
+        ],
+      },
+    ],
+  });
+  const info = createFileRegistry(file, () => undefined).getMessage("google.rpc.ErrorInfo");
+  if (info === undefined) throw new Error("google.rpc.ErrorInfo: the descriptor did not build");
+  return info;
+})();
+
+/** The gRPC name of a code, as the docs and other languages spell it
+ * ("FAILED_PRECONDITION"); Connect-ES's enum says `FailedPrecondition`. */
+export function grpcCodeName(code: Code): string {
+  if (code === Code.Canceled) return "CANCELLED";
+  const name = Code[code];
+  if (name === undefined) return `CODE_${code}`;
+  return name.replace(/([a-z])([A-Z])/g, "$1_$2").toUpperCase();
+}
+
+/** A call that the server (or the transport) rejected.
+ *
+ * `reason` is the ErrorInfo reason ("BAD_TOKEN", "STALE_VERSION",
+ * "RULE_VIOLATION", ...); undefined when the error came without one (a
+ * transport failure, a proxy), when `message` is all there is. */
+export class GameError extends Error {
+  override readonly name = "GameError";
+
+  constructor(
+    readonly code: Code,
+    /** The server's message, for people: branch on `reason` instead. */
+    readonly rawMessage: string,
+    readonly reason?: string,
+    readonly metadata: Readonly<Record<string, string>> = {},
+    readonly domain?: string,
+    options?: { cause?: unknown },
+  ) {
+    super(describe(code, rawMessage, reason, metadata), options);
+  }
+
+  /** The gRPC name of `code`, e.g. "ABORTED". */
+  get codeName(): string {
+    return grpcCodeName(this.code);
+  }
+
+  /** The rule id of docs/rules.md that a RULE_VIOLATION names. */
+  get rule(): string | undefined {
+    return this.metadata["rule"];
+  }
+
+  /** Reads the code, the message and the first ErrorInfo of any error a
+   * Connect-ES call throws (a GameError is returned as it is). */
+  static from(error: unknown): GameError {
+    if (error instanceof GameError) return error;
+    const connect = ConnectError.from(error);
+    // Details that do not decode are dropped: the code and message stand.
+    let info: ErrorInfo | undefined;
+    try {
+      info = connect.findDetails(ErrorInfoSchema)[0] as ErrorInfo | undefined;
+    } catch {
+      info = undefined;
+    }
+    if (info === undefined) {
+      return new GameError(connect.code, connect.rawMessage, undefined, {}, undefined, { cause: error });
+    }
+    return new GameError(
+      connect.code,
+      connect.rawMessage,
+      info.reason,
+      { ...info.metadata },
+      info.domain,
+      { cause: error },
+    );
+  }
+}
+
+function describe(
+  code: Code,
+  message: string,
+  reason: string | undefined,
+  metadata: Readonly<Record<string, string>>,
+): string {
+  const why = reason ? ` ${reason}` : "";
+  const extra = Object.keys(metadata)
+    .sort()
+    .map((k) => ` ${k}=${metadata[k]}`)
+    .join("");
+  return `${grpcCodeName(code)}${why}: ${message}${extra}`;
+}
