@@ -22,6 +22,7 @@ import {
   GameView,
   WatchService,
   type Action,
+  type ActionSchema,
   type ActResponse,
   type Game,
   type ListGamesResponse,
@@ -185,7 +186,7 @@ export class GameClient {
     name: string,
     token: string,
     expectedVersion: bigint,
-    action: Action,
+    action: MessageInitShape<typeof ActionSchema>,
     options: ActOptions = {},
   ): Promise<ActResponse> {
     const request = {
