@@ -1,20 +1,24 @@
 #!/usr/bin/env bash
-# Tests the grpc-web client (Connect-ES over fetch) against the real server.
+# Tests the TypeScript client against the real server.
 #
 # CI calls it from the repository root after `cargo build --release`; it works
 # from any directory. It installs the pinned packages (npm ci, from
-# package-lock.json), generates the code from ../../proto with buf and
-# protoc-gen-es (into gen/, never committed), and runs watch-test.mjs.
+# package-lock.json, no install scripts), generates the code from
+# ../../proto with buf and protoc-gen-es (into src/gen/, never committed),
+# type-checks everything (tsc --noEmit, strict), compiles it to dist/ and
+# runs the tests with Node's test runner. Each test file starts its own
+# server (target/release/carcassonne serve on a free port of loopback, with
+# a temporary data directory).
 # Environment:
 #   CARCASSONNE_BIN  the server binary (default: target/release/carcassonne)
-#   ACTIONS          how many actions the test plays (default 10)
+# Extra arguments go to `node --test` (e.g. --test-name-pattern=watch).
 # Exits non-zero when anything fails.
 set -euo pipefail
 
 client_dir="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo_dir="$(cd "$client_dir/../.." && pwd)"
 bin="${CARCASSONNE_BIN:-$repo_dir/target/release/carcassonne}"
-# Absolute, since the test runs from the client dir.
+# Absolute, since the tests run from the client dir.
 case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
 export CARCASSONNE_BIN="$bin"
 
@@ -32,14 +36,11 @@ done
 cd "$client_dir"
 # Only packages from the npm registry: buf's binary comes as the npm package
 # for the platform (an optional dependency), so no install script is needed.
-if [ -f package-lock.json ]; then
-  npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-else
-  npm install --ignore-scripts --no-audit --no-fund --loglevel=error
-fi
+npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
-# buf runs the protoc-gen-es plugin from node_modules/.bin (buf.gen.yaml).
 export PATH="$client_dir/node_modules/.bin:$PATH"
-buf generate
-
-node watch-test.mjs
+buf generate          # runs protoc-gen-es from node_modules/.bin (buf.gen.yaml)
+tsc --noEmit          # strict type-check of the client, the bot and the tests
+rm -rf dist
+tsc                   # to dist/, which the tests and the bot run
+node --test --test-concurrency=2 --test-timeout=120000 "$@" dist/test/*.test.js
