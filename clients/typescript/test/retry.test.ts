@@ -9,10 +9,17 @@ import { connect } from "../src/node.js";
 import { assertReason, rejection } from "./support/games.js";
 import { Server } from "./support/server.js";
 
-let server: Server | undefined;
+// Each test has a server of its own, stopped and restarted at will.
+const servers: Server[] = [];
 after(async () => {
-  await server?.dispose();
+  // The newest first: a restarted server shares its data directory with the one before.
+  for (const server of servers.reverse()) await server.dispose();
 });
+async function start(): Promise<Server> {
+  const server = await Server.start();
+  servers.push(server);
+  return server;
+}
 
 /** Every Act the transport sends: its request id, and how it ended. */
 interface Attempt {
@@ -37,7 +44,7 @@ function recordActs(attempts: Attempt[]): Interceptor {
 }
 
 test("an Act sent while the server is down is retried with its request id until the server is back", async () => {
-  server = await Server.start();
+  let server = await start();
   const attempts: Attempt[] = [];
   const client = connect(server.addr, {
     interceptors: [recordActs(attempts)],
@@ -56,6 +63,7 @@ test("an Act sent while the server is down is retried with its request id until 
     await sleep(10);
   }
   server = await server.restart();
+  servers.push(server);
   const answer = await acting;
 
   assert.ok(attempts.length >= 3, JSON.stringify(attempts));
@@ -73,7 +81,7 @@ test("an Act sent while the server is down is retried with its request id until 
 });
 
 test("other errors are not retried", async () => {
-  server ??= await Server.start();
+  const server = await start();
   const attempts: Attempt[] = [];
   const client = connect(server.addr, { interceptors: [recordActs(attempts)] });
   const created = await client.createGame(["Ada", "Bob"]);
@@ -87,7 +95,6 @@ test("other errors are not retried", async () => {
 });
 
 test("a server that stays away fails the call with UNAVAILABLE once the tries are spent", async () => {
-  server ??= await Server.start();
   const down = await Server.start();
   const addr = down.addr;
   await down.stop();
