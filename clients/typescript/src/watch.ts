@@ -47,9 +47,17 @@ export interface WatchOptions {
 }
 
 /** Codes after which a reopened stream may succeed: the server or the
- * connection went away (a cut HTTP/2 stream may read as INTERNAL or
- * UNKNOWN on the client's side), or the server ran short for a moment. */
-const RESUMABLE = new Set([Code.Unavailable, Code.Internal, Code.Unknown, Code.ResourceExhausted]);
+ * connection went away, or the server ran short for a moment. A server that
+ * dies mid-stream reads as CANCELLED ("http/2 stream closed with error code
+ * CANCEL") over gRPC from Node and as UNKNOWN ("terminated") over grpc-web;
+ * the caller's own abort is told apart by its signal. */
+const RESUMABLE = new Set([
+  Code.Unavailable,
+  Code.Canceled,
+  Code.Unknown,
+  Code.Internal,
+  Code.ResourceExhausted,
+]);
 
 /** Yields the snapshot once, then every event in order (and the
  * keep-alives), reopening the stream from the last version seen whenever

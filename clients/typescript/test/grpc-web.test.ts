@@ -109,6 +109,7 @@ test("a page watches a whole game over grpc-web: the snapshot, then exactly Act'
   const reading = (async () => {
     for (let next = await iterator.next(); !next.done; next = await iterator.next()) received.push(next.value);
   })();
+  reading.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
 
   // Each action one of GetLegalActions' list, with the pending seat's token.
   const random = seededRandom(7);

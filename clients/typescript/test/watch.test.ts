@@ -85,6 +85,7 @@ test("a watcher follows a game live to its end", async () => {
   const first = await stream.next();
   assert.equal(first.done, false);
   const rest = collect({ [Symbol.asyncIterator]: () => stream });
+  rest.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
   const events = await play(created);
   const watched = await rest;
   watched.snapshots.unshift((first.value as pb.WatchGameResponse).message.value as pb.Game);
@@ -117,33 +118,38 @@ test("a watcher that fell behind resumes from the version the server names", asy
   assert.ok(behind[0]!.fromVersion! > 2n && behind[0]!.fromVersion! < events.at(-1)!.version);
 });
 
-test("a watcher resumes after the server restarts, missing nothing", async () => {
-  const created = await client.createGame(["Ada", "Bob"], { seed: seedOf("watch-restart") });
-  const resumes: ResumeInfo[] = [];
-  const watching = collect(
-    client.watchGame(created.name, {
-      token: created.tokens[0]!,
-      onResume: (r) => resumes.push(r),
-      retry: { attempts: 100, initialBackoffMs: 20, maxBackoffMs: 100 },
-    }),
-  );
-  await sleep(200);
-  // A few actions, then the server goes away and comes back.
-  const before: pb.GameEvent[] = [];
-  for (let i = 0; i < 10; i++) {
-    const legal = await client.legalActions(created.name, created.tokens[0]);
-    const response = await client.act(created.name, created.tokens[legal.pending.seat]!, legal.version, legal.actions[0]!);
-    before.push(...response.events);
-  }
-  await sleep(200);
-  assert.deepEqual(await server.stop(), { code: 0, signal: null });
-  server = await server.restart();
-  const events = [...before, ...(await play(created))];
-  const watched = await watching;
-  assertEvents(watched, created.game.version, events);
-  assert.ok(resumes.length >= 1 && resumes.every((r) => r.why === "disconnected"), `resumed: ${resumes.length}`);
-  assert.equal(resumes[0]?.fromVersion, before.at(-1)?.version, "it resumes from the last version seen");
-});
+for (const how of ["stopped", "killed"] as const) {
+  test(`a watcher resumes after the server is ${how} and restarted, missing nothing`, async () => {
+    const created = await client.createGame(["Ada", "Bob"], { seed: seedOf(`watch-${how}`) });
+    const resumes: ResumeInfo[] = [];
+    const watching = collect(
+      client.watchGame(created.name, {
+        token: created.tokens[0]!,
+        onResume: (r) => resumes.push(r),
+        retry: { attempts: 100, initialBackoffMs: 20, maxBackoffMs: 100 },
+      }),
+    );
+    // Awaited at the end; a failure meanwhile must not go unhandled.
+    watching.catch(() => undefined);
+    await sleep(200);
+    // A few actions, then the server goes away and comes back.
+    const before: pb.GameEvent[] = [];
+    for (let i = 0; i < 10; i++) {
+      const legal = await client.legalActions(created.name, created.tokens[0]);
+      const response = await client.act(created.name, created.tokens[legal.pending.seat]!, legal.version, legal.actions[0]!);
+      before.push(...response.events);
+    }
+    await sleep(200);
+    if (how === "stopped") assert.deepEqual(await server.stop(), { code: 0, signal: null });
+    else assert.equal((await server.kill()).signal, "SIGKILL");
+    server = await server.restart();
+    const events = [...before, ...(await play(created))];
+    const watched = await watching;
+    assertEvents(watched, created.game.version, events);
+    assert.ok(resumes.length >= 1 && resumes.every((r) => r.why === "disconnected"), `resumed: ${resumes.length}`);
+    assert.equal(resumes[0]?.fromVersion, before.at(-1)?.version, "it resumes from the last version seen");
+  });
+}
 
 test("a watcher of a finished game gets its snapshot and the stream ends", async () => {
   const created = await client.createGame(["Ada", "Bob"], { seed: seedOf("watch-finished") });

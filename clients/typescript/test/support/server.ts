@@ -105,7 +105,13 @@ export class Server {
     return result;
   }
 
-  /** The same data directory and port again, after stop(). */
+  /** SIGKILL, as a crash: nothing is finished or closed. */
+  async kill(): Promise<Exit> {
+    this.child.kill("SIGKILL");
+    return this.exited;
+  }
+
+  /** The same data directory and port again, after stop() or kill(). */
   restart(): Promise<Server> {
     return Server.start({ port: this.port, dataDir: this.dataDir });
   }
