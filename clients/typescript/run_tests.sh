@@ -3,7 +3,8 @@
 #
 # CI calls it from the repository root after `cargo build --release`; it works
 # from any directory. It installs the pinned packages (npm ci, from
-# package-lock.json, no install scripts), generates the code from
+# package-lock.json, no install scripts), checks the format (prettier),
+# generates the code from
 # ../../proto with buf and protoc-gen-es (into src/gen/, never committed),
 # type-checks everything (tsc --noEmit, strict), compiles it to dist/ and
 # runs the tests with Node's test runner. Each test file starts its own
@@ -39,6 +40,7 @@ cd "$client_dir"
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 
 export PATH="$client_dir/node_modules/.bin:$PATH"
+prettier --check .    # the committed files' format (npm run format fixes it)
 buf generate          # runs protoc-gen-es from node_modules/.bin (buf.gen.yaml)
 tsc --noEmit          # strict type-check of the client, the bot and the tests
 rm -rf dist

@@ -50,7 +50,12 @@ export function formatResult(game: Game, steps: number): string {
     const mark = winners.has(p.seat) ? "  winner" : "";
     lines.push(`  seat ${p.seat}  ${p.name.padEnd(width)}  ${String(p.score).padStart(4)}${mark}`);
   }
-  lines.push(`winners: ${game.players.filter((p) => winners.has(p.seat)).map((p) => p.name).join(", ")}`);
+  lines.push(
+    `winners: ${game.players
+      .filter((p) => winners.has(p.seat))
+      .map((p) => p.name)
+      .join(", ")}`,
+  );
   const verdict = seedMatchesCommitment(game) ? "matches" : "DOES NOT MATCH";
   lines.push(`seed ${game.seed} ${verdict} its commitment ${game.seedSha256}`);
   return lines.join("\n");

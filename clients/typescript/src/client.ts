@@ -30,15 +30,14 @@ import {
   type PendingDecision,
   type RuleOptionsSchema,
   type TileCount,
+  type WatchGameResponse,
 } from "./pb.js";
 import { authorization, backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from "./call.js";
 import { watchGame, type WatchOptions } from "./watch.js";
-import type { WatchGameResponse } from "./pb.js";
 
 /** Long enough for a call that waits on the store under load, short enough
  * that a hung server fails a bot or a test instead of stalling it. */
 export const DEFAULT_TIMEOUT_MS = 30_000;
-
 
 export interface ClientOptions {
   /** Deadline of each unary call (default DEFAULT_TIMEOUT_MS). */
@@ -54,15 +53,14 @@ export function newRequestId(): string {
 }
 
 /** Default rules with the given expansions. */
-export function ruleOptions(expansions: { river?: boolean; count?: boolean } = {}): MessageInitShape<
-  typeof RuleOptionsSchema
-> {
+export function ruleOptions(
+  expansions: { river?: boolean; count?: boolean } = {},
+): MessageInitShape<typeof RuleOptionsSchema> {
   const list: Expansion[] = [];
   if (expansions.river) list.push(Expansion.RIVER);
   if (expansions.count) list.push(Expansion.COUNT);
   return { expansions: list };
 }
-
 
 export interface CreateGameOptions {
   /** Rule options; unset fields take the defaults of docs/rules.md. */
@@ -149,10 +147,7 @@ export class GameClient {
 
   /** The game as it was at `version` (from 1), as far as the caller may see. */
   async getGameAtVersion(name: string, version: bigint, token?: string): Promise<Game> {
-    const response = await this.call(
-      (call) => this.watcher.getGameAtVersion({ name, version }, call),
-      token,
-    );
+    const response = await this.call((call) => this.watcher.getGameAtVersion({ name, version }, call), token);
     return required(response.game, "GetGameAtVersion answered no game");
   }
 
@@ -221,8 +216,6 @@ export class GameClient {
     }
   }
 }
-
-
 
 function required<T>(value: T | undefined, message: string): T {
   if (value === undefined) throw new GameError(Code.Internal, message);

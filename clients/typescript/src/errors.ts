@@ -126,14 +126,9 @@ export class GameError extends Error {
     if (info === undefined) {
       return new GameError(connect.code, connect.rawMessage, undefined, {}, undefined, { cause: error });
     }
-    return new GameError(
-      connect.code,
-      connect.rawMessage,
-      info.reason,
-      { ...info.metadata },
-      info.domain,
-      { cause: error },
-    );
+    return new GameError(connect.code, connect.rawMessage, info.reason, { ...info.metadata }, info.domain, {
+      cause: error,
+    });
   }
 }
 

@@ -15,6 +15,9 @@ export function grpcTransport(addr: string, interceptors: Interceptor[] = []): T
 }
 
 /** A client of the server at `addr` ("127.0.0.1:50051") over gRPC. */
-export function connect(addr: string, options: ClientOptions & { interceptors?: Interceptor[] } = {}): GameClient {
+export function connect(
+  addr: string,
+  options: ClientOptions & { interceptors?: Interceptor[] } = {},
+): GameClient {
   return new GameClient(grpcTransport(addr, options.interceptors), options);
 }

@@ -82,7 +82,11 @@ export async function* watchGame(
     let fellBehind: bigint | undefined;
     let error: GameError | undefined;
     try {
-      const request = { name, keepAliveMs: options.keepAliveMs ?? 0, ...(from === undefined ? {} : { fromVersion: from }) };
+      const request = {
+        name,
+        keepAliveMs: options.keepAliveMs ?? 0,
+        ...(from === undefined ? {} : { fromVersion: from }),
+      };
       for await (const message of watcher.watchGame(request, call)) {
         attempt = 0;
         const body = message.message;
@@ -122,7 +126,13 @@ export async function* watchGame(
     if (fellBehind !== undefined) from = fellBehind;
     attempt++;
     if (attempt >= retry.attempts) {
-      throw error ?? new GameError(Code.Unavailable, `WatchGame of ${name}: ${attempt} reopenings in a row brought nothing`);
+      throw (
+        error ??
+        new GameError(
+          Code.Unavailable,
+          `WatchGame of ${name}: ${attempt} reopenings in a row brought nothing`,
+        )
+      );
     }
     const info: ResumeInfo = {
       fromVersion: from,

@@ -45,7 +45,9 @@ test("a stale version is ABORTED STALE_VERSION with the current version", async 
 test("another seat's decision is PERMISSION_DENIED NOT_YOUR_TURN naming whose it is", async () => {
   const legal = await client.legalActions(created.name, tokenOf(0));
   const other = 1 - legal.pending.seat;
-  const error = await rejection(() => client.act(created.name, tokenOf(other), legal.version, legal.actions[0]!));
+  const error = await rejection(() =>
+    client.act(created.name, tokenOf(other), legal.version, legal.actions[0]!),
+  );
   assertReason(error, Code.PermissionDenied, "NOT_YOUR_TURN");
   assert.equal(error.metadata["seat"], String(legal.pending.seat));
 });
@@ -53,20 +55,28 @@ test("another seat's decision is PERMISSION_DENIED NOT_YOUR_TURN naming whose it
 test("a move the rules forbid is FAILED_PRECONDITION RULE_VIOLATION with its rule id", async () => {
   const legal = await client.legalActions(created.name, tokenOf(0));
   assert.equal(legal.pending.kind, pb.DecisionKind.PLACE_TILE);
-  const farAway = { action: { case: "placeTile", value: { position: { x: 50, y: 50 }, rotation: 0 } } } as const;
-  const error = await rejection(() => client.act(created.name, tokenOf(legal.pending.seat), legal.version, farAway));
+  const farAway = {
+    action: { case: "placeTile", value: { position: { x: 50, y: 50 }, rotation: 0 } },
+  } as const;
+  const error = await rejection(() =>
+    client.act(created.name, tokenOf(legal.pending.seat), legal.version, farAway),
+  );
   assertReason(error, Code.FailedPrecondition, "RULE_VIOLATION");
   // A rule id of docs/rules.md, such as B-T2.
   assert.match(error.rule ?? "", /^[A-Z]+-[A-Z]+\d+$/, `rule id of ${error.message}`);
 
   const follower = { action: { case: "placeFollower", value: {} } } as const;
-  const wrong = await rejection(() => client.act(created.name, tokenOf(legal.pending.seat), legal.version, follower));
+  const wrong = await rejection(() =>
+    client.act(created.name, tokenOf(legal.pending.seat), legal.version, follower),
+  );
   assertReason(wrong, Code.FailedPrecondition, "WRONG_DECISION");
 });
 
 test("tokens: a wrong one is BAD_TOKEN, none is MISSING_TOKEN, also on reads", async () => {
   const legal = await client.legalActions(created.name, tokenOf(0));
-  const bad = await rejection(() => client.act(created.name, "not-a-token", legal.version, legal.actions[0]!));
+  const bad = await rejection(() =>
+    client.act(created.name, "not-a-token", legal.version, legal.actions[0]!),
+  );
   assertReason(bad, Code.PermissionDenied, "BAD_TOKEN");
   const missing = await rejection(() => client.act(created.name, "", legal.version, legal.actions[0]!));
   assertReason(missing, Code.Unauthenticated, "MISSING_TOKEN");

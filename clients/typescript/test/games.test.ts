@@ -76,8 +76,16 @@ describe("a random bot plays a whole game", { concurrency: 2 }, () => {
         const expansions = [...(game.rules?.expansions ?? [])].sort();
         assert.deepEqual(expansions, ruleOptions(rules).expansions ?? []);
         const kinds = game.tiles.map((t) => t.kind);
-        assert.equal(kinds.includes("RS"), rules.river, "the River's spring is on the board with the River only");
-        assert.equal(kinds.some((k) => /^CO\d+$/.test(k)), rules.count, "the City of Carcassonne with the Count only");
+        assert.equal(
+          kinds.includes("RS"),
+          rules.river,
+          "the River's spring is on the board with the River only",
+        );
+        assert.equal(
+          kinds.some((k) => /^CO\d+$/.test(k)),
+          rules.count,
+          "the City of Carcassonne with the Count only",
+        );
 
         // A finished game takes no more actions.
         const token = created.tokens[0]!;

@@ -22,7 +22,15 @@ import { Server } from "./support/server.js";
 const ORIGIN = "http://example.com";
 // The CORS-safelisted response headers: a page may read them without
 // access-control-expose-headers.
-const SAFELISTED = ["cache-control", "content-language", "content-length", "content-type", "expires", "last-modified", "pragma"];
+const SAFELISTED = [
+  "cache-control",
+  "content-language",
+  "content-length",
+  "content-type",
+  "expires",
+  "last-modified",
+  "pragma",
+];
 
 let server: Server;
 before(async () => {
@@ -75,7 +83,14 @@ test("the CORS preflight of a grpc-web POST from another origin is allowed", asy
   assert.ok(methods.includes("POST") || methods === "*", `allow-methods ${methods}`);
   const allowed = (res.headers.get("access-control-allow-headers") ?? "").toLowerCase();
   for (const h of ["content-type", "x-grpc-web", "authorization"]) {
-    assert.ok(allowed === "*" || allowed.split(",").map((x) => x.trim()).includes(h), `allow-headers ${allowed} lacks ${h}`);
+    assert.ok(
+      allowed === "*" ||
+        allowed
+          .split(",")
+          .map((x) => x.trim())
+          .includes(h),
+      `allow-headers ${allowed} lacks ${h}`,
+    );
   }
 });
 
@@ -88,7 +103,11 @@ test("errors reach a page with their code and ErrorInfo reason", async () => {
   const created = await client.createGame(["Ada", "Bob"]);
   const legal = await client.legalActions(created.name, created.tokens[0]);
   const other = created.tokens[1 - legal.pending.seat]!;
-  assertReason(await rejection(() => client.act(created.name, other, legal.version, legal.actions[0]!)), Code.PermissionDenied, "NOT_YOUR_TURN");
+  assertReason(
+    await rejection(() => client.act(created.name, other, legal.version, legal.actions[0]!)),
+    Code.PermissionDenied,
+    "NOT_YOUR_TURN",
+  );
 });
 
 test("a page watches a whole game over grpc-web: the snapshot, then exactly Act's events", async () => {
@@ -107,7 +126,8 @@ test("a page watches a whole game over grpc-web: the snapshot, then exactly Act'
   assert.equal(snapshot.value.version, game.version);
   const received: pb.WatchGameResponse[] = [];
   const reading = (async () => {
-    for (let next = await iterator.next(); !next.done; next = await iterator.next()) received.push(next.value);
+    for (let next = await iterator.next(); !next.done; next = await iterator.next())
+      received.push(next.value);
   })();
   reading.catch(() => undefined); // awaited below; a failure meanwhile must not go unhandled
 
@@ -119,8 +139,15 @@ test("a page watches a whole game over grpc-web: the snapshot, then exactly Act'
     const legal = await client.legalActions(game.name, reader);
     if (legal.finished) break;
     const token = created.tokens[legal.pending.seat]!;
-    const res = await client.act(game.name, token, legal.version, legal.actions[random(legal.actions.length)]!);
-    res.events.forEach((event, k) => expected.push({ event, game: k === res.events.length - 1 ? res.game : undefined }));
+    const res = await client.act(
+      game.name,
+      token,
+      legal.version,
+      legal.actions[random(legal.actions.length)]!,
+    );
+    res.events.forEach((event, k) =>
+      expected.push({ event, game: k === res.events.length - 1 ? res.game : undefined }),
+    );
     reader = token;
   }
   // After the event that ends the game the stream closes, cleanly.
@@ -134,7 +161,11 @@ test("a page watches a whole game over grpc-web: the snapshot, then exactly Act'
   assert.equal(events.length, expected.length);
   events.forEach((w, i) => {
     const want = expected[i]!;
-    assert.equal(w.event?.version, game.version + BigInt(i) + 1n, "versions one apart from the snapshot's on");
+    assert.equal(
+      w.event?.version,
+      game.version + BigInt(i) + 1n,
+      "versions one apart from the snapshot's on",
+    );
     assert.ok(
       equals(pb.GameEventSchema, w.event!, want.event),
       `event ${i}: watched ${toJsonString(pb.GameEventSchema, w.event!)}, act ${toJsonString(pb.GameEventSchema, want.event)}`,
@@ -142,7 +173,11 @@ test("a page watches a whole game over grpc-web: the snapshot, then exactly Act'
     if (want.game) {
       // After an action's last event: its pending decision and scores are Act's game's.
       assert.ok(equals(pb.PendingDecisionSchema, w.pending!, want.game.pending!), `pending after event ${i}`);
-      assert.deepEqual(w.scores, want.game.players.map((p) => p.score), `scores after event ${i}`);
+      assert.deepEqual(
+        w.scores,
+        want.game.players.map((p) => p.score),
+        `scores after event ${i}`,
+      );
     }
   });
   assert.ok(events.at(-1)?.event?.finished, "the last event ends the game");

@@ -30,14 +30,16 @@ interface Attempt {
 function recordActs(attempts: Attempt[]): Interceptor {
   return (next) => async (req) => {
     const message = req.message as { requestId?: unknown };
-    const requestId = req.method.name === "Act" && typeof message.requestId === "string" ? message.requestId : undefined;
+    const requestId =
+      req.method.name === "Act" && typeof message.requestId === "string" ? message.requestId : undefined;
     try {
       const res = await next(req);
       if (requestId !== undefined) attempts.push({ requestId, outcome: "ok" });
       return res;
     } catch (error) {
       const code = (error as { code?: Code }).code;
-      if (requestId !== undefined) attempts.push({ requestId, outcome: code === undefined ? String(error) : Code[code] });
+      if (requestId !== undefined)
+        attempts.push({ requestId, outcome: code === undefined ? String(error) : Code[code] });
       throw error;
     }
   };
@@ -68,7 +70,10 @@ test("an Act sent while the server is down is retried with its request id until 
   const answer = await acting;
 
   assert.ok(attempts.length >= 3, JSON.stringify(attempts));
-  assert.ok(attempts.slice(0, -1).every((a) => a.outcome === "Unavailable"), JSON.stringify(attempts));
+  assert.ok(
+    attempts.slice(0, -1).every((a) => a.outcome === "Unavailable"),
+    JSON.stringify(attempts),
+  );
   assert.equal(attempts.at(-1)?.outcome, "ok");
   const ids = new Set(attempts.map((a) => a.requestId));
   assert.equal(ids.size, 1, "every try carries the same request id");
@@ -101,7 +106,10 @@ test("a server that stays away fails the call with UNAVAILABLE once the tries ar
   await down.stop();
   await down.dispose();
   const attempts: Attempt[] = [];
-  const client = connect(addr, { interceptors: [recordActs(attempts)], retry: { attempts: 3, initialBackoffMs: 10 } });
+  const client = connect(addr, {
+    interceptors: [recordActs(attempts)],
+    retry: { attempts: 3, initialBackoffMs: 10 },
+  });
   const error = await rejection(() => client.act("games/x", "token", 2n, {}));
   assert.equal(error.code, Code.Unavailable);
   assert.equal(error.reason, undefined, "a transport failure carries no reason");

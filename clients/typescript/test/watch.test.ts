@@ -104,7 +104,11 @@ test("a watcher that fell behind resumes from the version the server names", asy
   const tiles = "ABCDEFGHIJKLMNOPQRSTUVWX".split("").map((kind) => ({ kind, count: 21 }));
   const created = await client.createGame(["Ada", "Bob"], { tiles, seed: seedOf("watch-slow") });
   const resumes: ResumeInfo[] = [];
-  const options: WatchOptions = { token: created.tokens[0]!, fromVersion: 2n, onResume: (r) => resumes.push(r) };
+  const options: WatchOptions = {
+    token: created.tokens[0]!,
+    fromVersion: 2n,
+    onResume: (r) => resumes.push(r),
+  };
   const stream = slow.watchGame(created.name, options);
   const first = await stream.next();
   assert.equal(first.done, false);
@@ -114,7 +118,10 @@ test("a watcher that fell behind resumes from the version the server names", asy
   watched.snapshots.unshift((first.value as pb.WatchGameResponse).message.value as pb.Game);
   assertEvents(watched, 2n, events);
   const behind = resumes.filter((r) => r.why === "fell_behind");
-  assert.ok(behind.length >= 1, `told it fell behind: ${JSON.stringify(resumes, (_, v) => (typeof v === "bigint" ? String(v) : v))}`);
+  assert.ok(
+    behind.length >= 1,
+    `told it fell behind: ${JSON.stringify(resumes, (_, v) => (typeof v === "bigint" ? String(v) : v))}`,
+  );
   assert.ok(behind[0]!.fromVersion! > 2n && behind[0]!.fromVersion! < events.at(-1)!.version);
 });
 
@@ -136,7 +143,12 @@ for (const how of ["stopped", "killed"] as const) {
     const before: pb.GameEvent[] = [];
     for (let i = 0; i < 10; i++) {
       const legal = await client.legalActions(created.name, created.tokens[0]);
-      const response = await client.act(created.name, created.tokens[legal.pending.seat]!, legal.version, legal.actions[0]!);
+      const response = await client.act(
+        created.name,
+        created.tokens[legal.pending.seat]!,
+        legal.version,
+        legal.actions[0]!,
+      );
       before.push(...response.events);
     }
     await sleep(200);
@@ -146,18 +158,23 @@ for (const how of ["stopped", "killed"] as const) {
     const events = [...before, ...(await play(created))];
     const watched = await watching;
     assertEvents(watched, created.game.version, events);
-    assert.ok(resumes.length >= 1 && resumes.every((r) => r.why === "disconnected"), `resumed: ${resumes.length}`);
+    assert.ok(
+      resumes.length >= 1 && resumes.every((r) => r.why === "disconnected"),
+      `resumed: ${resumes.length}`,
+    );
     assert.equal(resumes[0]?.fromVersion, before.at(-1)?.version, "it resumes from the last version seen");
   });
 }
 
-test("a watcher of a finished game gets its snapshot and the stream ends", async () => {
+test("a watcher of a finished game gets its snapshot and the stream ends, or its past from a version", async () => {
   const created = await client.createGame(["Ada", "Bob"], { seed: seedOf("watch-finished") });
-  await play(created);
+  const events = await play(created);
   const watched = await collect(client.watchGame(created.name));
   assert.equal(watched.snapshots.length, 1);
   assert.equal(watched.snapshots[0]?.status, pb.GameStatus.FINISHED);
   assert.deepEqual(watched.events, []);
+  // From a version of its past: the game then, and every event after it.
+  assertEvents(await collect(client.watchGame(created.name, { fromVersion: 5n })), 5n, events);
 });
 
 test("without a token, the snapshot is the spectator delay behind", async () => {
@@ -165,7 +182,9 @@ test("without a token, the snapshot is the spectator delay behind", async () => 
   let version = created.game.version;
   for (let i = 0; i < 4; i++) {
     const legal = await client.legalActions(created.name, created.tokens[0]);
-    version = (await client.act(created.name, created.tokens[legal.pending.seat]!, legal.version, legal.actions[0]!)).version;
+    version = (
+      await client.act(created.name, created.tokens[legal.pending.seat]!, legal.version, legal.actions[0]!)
+    ).version;
   }
   const stream = client.watchGame(created.name);
   const first = await stream.next();

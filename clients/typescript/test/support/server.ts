@@ -74,10 +74,15 @@ export class Server {
       first,
       failed,
       exited.then(({ code, signal }) => {
-        throw new Error(`the server exited (code ${code}, signal ${signal}) before listening:\n${log.join("\n")}`);
+        throw new Error(
+          `the server exited (code ${code}, signal ${signal}) before listening:\n${log.join("\n")}`,
+        );
       }),
       new Promise<never>((_, rej) => {
-        timer = setTimeout(() => rej(new Error(`the server printed nothing in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+        timer = setTimeout(
+          () => rej(new Error(`the server printed nothing in ${START_TIMEOUT_MS} ms`)),
+          START_TIMEOUT_MS,
+        );
       }),
     ]).finally(() => clearTimeout(timer));
     const m = /^listening on 127\.0\.0\.1:(\d+)$/.exec(line);
