@@ -165,6 +165,9 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
     for t in game.tiles() {
         tile_use(&mut out, t.kind, layout.origin(t.pos), t.rotation);
     }
+    for t in game.tiles() {
+        tile::tile_marks(&mut out, t.def(), t.rotation, layout.origin(t.pos));
+    }
     if let Some(city) = game.city() {
         city::quarters(&mut out, game, city, &|pos| layout.origin(pos));
     }
@@ -196,7 +199,7 @@ fn followers(out: &mut String, game: &Game, layout: &Layout) {
         *nth += 1;
         let origin = layout.origin(f.at);
         let at = (origin.0 + anchor.0 + shift, origin.1 + anchor.1 + shift * 0.4);
-        follower_with_number(out, f.owner.index(), at, FOLLOWER_RADIUS);
+        follower_with_number(out, f.owner.index(), at, palette::follower_radius(f.kind));
     }
 }
 
