@@ -206,7 +206,7 @@ fn followers(out: &mut String, game: &Game, layout: &Layout) {
 fn highlight(out: &mut String, (x, y): Point) {
     let _ = write!(
         out,
-        r#"<rect x="{}" y="{}" width="{w}" height="{w}" fill="none" stroke="{HIGHLIGHT}" stroke-width="4"/><rect x="{}" y="{}" width="{w2}" height="{w2}" fill="none" stroke="{OUTLINE}" stroke-width="1.5"/>"#,
+        r#"<g class="last"><rect x="{}" y="{}" width="{w}" height="{w}" fill="none" stroke="{HIGHLIGHT}" stroke-width="4"/><rect x="{}" y="{}" width="{w2}" height="{w2}" fill="none" stroke="{OUTLINE}" stroke-width="1.5"/></g>"#,
         Num(x + 3.5),
         Num(y + 3.5),
         Num(x + 0.75),
@@ -217,7 +217,7 @@ fn highlight(out: &mut String, (x, y): Point) {
 }
 
 fn coordinates(out: &mut String, layout: &Layout) {
-    out.push_str(r##"<g font-size="16" font-family="sans-serif" fill="#4a4030" text-anchor="middle">"##);
+    out.push_str(r##"<g class="coordinates" font-size="16" font-family="sans-serif" fill="#4a4030" text-anchor="middle">"##);
     for x in layout.lo.x..=layout.hi.x {
         let (left, _) = layout.origin(Pos::new(x, layout.hi.y));
         let _ = write!(
