@@ -32,8 +32,8 @@ impl Default for BoardOptions {
     }
 }
 
-/// Pixels per tile unit in the picture's own size (64 pixels a tile).
-pub const PIXELS_PER_UNIT: f32 = 0.64;
+/// Pixels per tile unit in the picture's own size (80 pixels a tile).
+pub const PIXELS_PER_UNIT: f32 = 0.8;
 
 /// Where the board's cells lie in the picture.
 pub(crate) struct Layout {
@@ -43,7 +43,7 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    fn new(game: &Game, options: &BoardOptions) -> Layout {
+    pub(crate) fn new(game: &Game, options: &BoardOptions) -> Layout {
         let first = game.tiles().first().map_or(Pos::ORIGIN, |t| t.pos);
         let (lo, hi) = game.tiles().iter().fold((first, first), |(lo, hi), t| {
             (
@@ -172,10 +172,11 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
         city::quarters(&mut out, game, city, &|pos| layout.origin(pos));
     }
     followers(&mut out, game, &layout);
-    if options.highlight_last && game.tiles().len() > setup_tiles(game) {
-        if let Some(last) = game.tiles().last() {
-            highlight(&mut out, layout.origin(last.pos));
-        }
+    if options.highlight_last
+        && game.tiles().len() > setup_tiles(game)
+        && let Some(last) = game.tiles().last()
+    {
+        highlight(&mut out, layout.origin(last.pos));
     }
     if options.coordinates {
         coordinates(&mut out, &layout);

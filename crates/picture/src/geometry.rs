@@ -101,7 +101,7 @@ pub fn inward(d: Dir) -> Point {
 /// half `h` runs from point `h` to point `h + 1`.
 pub fn perimeter(k: usize) -> Point {
     let k = k % 8;
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         corner(k / 2)
     } else {
         edge_mid(Dir::from_index(k / 2))
@@ -276,7 +276,7 @@ fn city_anchor(mask: u8) -> Point {
 
 /// Where a city's pennant is drawn: beside its knight.
 pub fn pennant_point(segment: &SegmentDef) -> Point {
-    add(city_anchor(segment.edges), (16.0, -3.0), 1.0)
+    add(city_anchor(segment.edges), (17.0, -4.0), 1.0)
 }
 
 /// Where the cloister stands: in the middle, or towards a field edge
@@ -419,7 +419,7 @@ fn field_anchor(segment: &SegmentDef) -> Point {
     }
     let half = Half::ALL.into_iter().find(|h| has(h.index())).unwrap_or(Half::Nw);
     // From its corner end, 60% of the way to the edge's middle.
-    let (from, to) = if half.index() % 2 == 0 {
+    let (from, to) = if half.index().is_multiple_of(2) {
         (perimeter(half.index()), perimeter(half.index() + 1))
     } else {
         (perimeter(half.index() + 1), perimeter(half.index()))

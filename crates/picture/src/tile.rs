@@ -15,7 +15,7 @@ const ROAD_WIDTH: f32 = 12.0;
 const ROAD_EDGE_WIDTH: f32 = 18.0;
 const RIVER_WIDTH: f32 = 15.0;
 const RIVER_BANK_WIDTH: f32 = 18.0;
-const WALL_WIDTH: f32 = 3.0;
+const WALL_WIDTH: f32 = 4.0;
 const SQUARE_RADIUS: f32 = 11.0;
 
 /// The id of a tile kind's drawing in a picture's `<defs>`.
@@ -102,7 +102,8 @@ fn city_shape(out: &mut String, outline: &geometry::Outline) {
     if !walls.is_empty() {
         let _ = write!(
             out,
-            r#"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/>"#,
+            // A dark wall with light merlons along its top.
+            r##"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/><path d="{walls}" fill="none" stroke="#f1dfb8" stroke-width="1.4" stroke-dasharray="2.2 2.2"/>"##,
             Num(WALL_WIDTH)
         );
     }
