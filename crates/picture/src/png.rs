@@ -16,8 +16,10 @@ pub enum PictureError {
     Png(String),
 }
 
-/// The largest raster made, in pixels a side.
+/// The largest raster made: pixels a side, and pixels in all (40
+/// megapixels, 160 MiB of RGBA; a finished game's board has about 2).
 const MAX_SIDE: f32 = 16_384.0;
+const MAX_PIXELS: f32 = 40.0 * 1024.0 * 1024.0;
 
 /// A rasterised picture: RGBA, premultiplied by alpha, row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +44,11 @@ fn render(svg: &str, scale: f32) -> Result<tiny_skia::Pixmap, PictureError> {
     let tree = usvg::Tree::from_str(svg, &usvg::Options::default())?;
     let size = tree.size();
     let (width, height) = (size.width() * scale, size.height() * scale);
-    let too_large = !(width >= 1.0 && height >= 1.0 && width <= MAX_SIDE && height <= MAX_SIDE);
+    let too_large = !(width >= 1.0
+        && height >= 1.0
+        && width <= MAX_SIDE
+        && height <= MAX_SIDE
+        && width.ceil() * height.ceil() <= MAX_PIXELS);
     let pixmap = (!too_large)
         .then(|| tiny_skia::Pixmap::new(width.ceil() as u32, height.ceil() as u32))
         .flatten();

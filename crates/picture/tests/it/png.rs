@@ -57,4 +57,7 @@ fn what_is_no_svg_or_too_large_is_an_error() {
     let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="10" viewBox="0 0 1 1"/>"#;
     let error = svg_to_png(huge).unwrap_err();
     assert!(error.to_string().contains("too large"), "{error}");
+    // Within the side limit, beyond the pixel limit (8000 x 8000).
+    let square = r#"<svg xmlns="http://www.w3.org/2000/svg" width="8000" height="8000" viewBox="0 0 1 1"/>"#;
+    assert!(svg_to_png(square).unwrap_err().to_string().contains("too large"));
 }
