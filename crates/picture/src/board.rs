@@ -107,7 +107,7 @@ pub(crate) fn tile_defs(out: &mut String, kinds: impl IntoIterator<Item = TileKi
             out,
             r#"<g id="{}">{}</g>"#,
             tile::def_id(kind),
-            tile::tile_body(kind.def())
+            tile::drawing(kind)
         );
     }
     out.push_str("</defs>");
