@@ -162,6 +162,16 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
     kinds.sort_unstable();
     kinds.dedup();
     tile_defs(&mut out, kinds);
+    // A soft shadow under the tiles, as under cardboard.
+    let mut shadow = String::new();
+    for t in game.tiles() {
+        let (x, y) = layout.origin(t.pos);
+        let _ = write!(shadow, "M{},{}h100v100h-100z", Num(x + 2.5), Num(y + 3.0));
+    }
+    let _ = write!(
+        out,
+        r##"<path d="{shadow}" fill="#3a3020" fill-opacity="0.22"/>"##
+    );
     for t in game.tiles() {
         tile_use(&mut out, t.kind, layout.origin(t.pos), t.rotation);
     }
