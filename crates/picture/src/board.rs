@@ -76,7 +76,7 @@ impl Layout {
 
 /// How many tiles `Game` lays at setup (the start tile, the spring, the
 /// City of Carcassonne), which no player placed.
-fn setup_tiles(game: &Game) -> usize {
+pub(crate) fn setup_tiles(game: &Game) -> usize {
     let rules = game.rules();
     let (river, count) = (rules.has(Expansion::River), rules.has(Expansion::Count));
     let city = if count {

@@ -443,3 +443,30 @@ fn followers_in_the_quarters_of_carcassonne_are_drawn_in_their_quarter() {
     }
     assert!(checked >= 3, "only {checked} followers in quarters checked");
 }
+
+/// The board frames the last tile a player placed, never a tile of the
+/// setup: it counts the setup's tiles as `Game` lays them.
+#[test]
+fn the_setup_tiles_are_counted_as_the_engine_lays_them() {
+    use carcassonne_engine::{Expansion, Game, Rules, Seed, Setup};
+    for expansions in [
+        vec![],
+        vec![Expansion::River],
+        vec![Expansion::Count],
+        vec![Expansion::River, Expansion::Count],
+    ] {
+        let rules = expansions.iter().fold(Rules::default(), |r, &e| r.with(e));
+        let game = Game::new(Setup {
+            rules,
+            players: vec!["A".into(), "B".into()],
+            tiles: None,
+            seed: Some(Seed::from_u64(1)),
+        });
+        assert_eq!(
+            crate::board::setup_tiles(&game),
+            game.tiles().len(),
+            "{expansions:?}"
+        );
+        assert!(!crate::board_svg(&game, &crate::BoardOptions::default()).contains(r#"class="last""#));
+    }
+}
