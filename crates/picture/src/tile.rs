@@ -128,7 +128,7 @@ fn cities(out: &mut String, def: &TileDef) {
     for segment in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
         city_shape(out, &geometry::city_outline(segment.edges));
     }
-    houses(out, &geometry::houses(def));
+    houses(out, &crate::houses::houses(def));
 }
 
 /// Roofs seen from above: red tiles with a ridge, two shades.
