@@ -7,6 +7,7 @@ mod cli;
 mod edge;
 mod fuzz;
 mod http;
+mod pictures;
 mod reads;
 mod secrecy;
 mod server;
