@@ -3,7 +3,6 @@
 //! (resumable by `Last-Event-ID`), and the board pictures follow the
 //! visibility of the gRPC reads, with their caching headers.
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -168,7 +167,10 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
     let (server, mut client) = start().await;
     let mut w = server.watcher().await;
     let health = get(&server, "/api/health", &[]).await;
-    assert_eq!((health.status, health.text()), (200, r#"{"status":"SERVING"}"#.to_owned()));
+    assert_eq!(
+        (health.status, health.text()),
+        (200, r#"{"status":"SERVING"}"#.to_owned())
+    );
     let delay = 3;
     let (name, tokens) = create(&mut client, delayed_request("http-json", delay, &[], 7)).await;
     let head = play(&mut client, &name, &tokens, 12).await;
@@ -183,7 +185,10 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
     assert_eq!(seen.game.unwrap().version, head - i64::from(delay));
     let player = get(&server, &path, &[("authorization", &bearer(&tokens[1]))]).await;
     let grpc = client
-        .get_game(with_token(proto::GetGameRequest { name: name.clone() }, &tokens[1]))
+        .get_game(with_token(
+            proto::GetGameRequest { name: name.clone() },
+            &tokens[1],
+        ))
         .await
         .unwrap()
         .into_inner();
@@ -193,7 +198,13 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
     // Proto JSON: lowerCamelCase fields, int64 as strings, enums by name.
     let raw: serde_json::Value = player.json();
     assert!(raw["game"]["version"].is_string(), "{raw}");
-    assert!(raw["game"]["status"].as_str().unwrap().starts_with("GAME_STATUS_"), "{raw}");
+    assert!(
+        raw["game"]["status"]
+            .as_str()
+            .unwrap()
+            .starts_with("GAME_STATUS_"),
+        "{raw}"
+    );
     assert!(raw["game"].get("seedSha256").is_some(), "{raw}");
 
     // GetGameAtVersion: what a spectator may see, and no further.
@@ -244,7 +255,12 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
     let paged = get(&server, "/api/games?page_size=1", &[]).await;
     let paged: proto::ListGamesResponse = paged.json();
     assert_eq!(paged.games.len(), 1);
-    let next = get(&server, &format!("/api/games?page_size=1&page_token={}", paged.next_page_token), &[]).await;
+    let next = get(
+        &server,
+        &format!("/api/games?page_size=1&page_token={}", paged.next_page_token),
+        &[],
+    )
+    .await;
     assert_eq!(next.json::<proto::ListGamesResponse>().games.len(), 1);
     assert_eq!(get(&server, "/api/games?status=sideways", &[]).await.status, 400);
     assert_eq!(get(&server, "/api/games?page_size=1000", &[]).await.status, 400);
@@ -252,7 +268,11 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
     // ExportGame and VerifyGame, of a running and of a finished game.
     for (game_name, token) in [(&name, &tokens[0]), (&other, &other_tokens[0])] {
         let answer = get(&server, &format!("/api/games/{}/export", id(game_name)), &[]).await;
-        let grpc = w.export_game(export_request(game_name)).await.unwrap().into_inner();
+        let grpc = w
+            .export_game(export_request(game_name))
+            .await
+            .unwrap()
+            .into_inner();
         assert_eq!(answer.json::<proto::ExportGameResponse>(), grpc);
         let as_seat = get(
             &server,
@@ -266,24 +286,37 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
             .unwrap()
             .into_inner();
         assert_eq!(as_seat.json::<proto::ExportGameResponse>(), grpc);
-        let verified: proto::VerifyGameResponse = get(&server, &format!("/api/games/{}/verify", id(game_name)), &[])
-            .await
-            .json();
+        let verified: proto::VerifyGameResponse =
+            get(&server, &format!("/api/games/{}/verify", id(game_name)), &[])
+                .await
+                .json();
         assert!(verified.ok, "{verified:?}");
         assert_eq!(verified.finished, game_name == &other);
     }
 
     // Errors: the gRPC status's code and reason, by the one table.
     let unknown = get(&server, "/api/games/nosuchgame", &[]).await;
-    assert_eq!((unknown.status, unknown.reason()), (404, "GAME_NOT_FOUND".to_owned()));
+    assert_eq!(
+        (unknown.status, unknown.reason()),
+        (404, "GAME_NOT_FOUND".to_owned())
+    );
     let unknown = get(&server, "/api/games/nosuchgame/export", &[]).await;
     assert_eq!(unknown.status, 404);
     let bad_token = get(&server, &path, &[("authorization", "Bearer not-a-seat")]).await;
-    assert_eq!((bad_token.status, bad_token.reason()), (403, "BAD_TOKEN".to_owned()));
+    assert_eq!(
+        (bad_token.status, bad_token.reason()),
+        (403, "BAD_TOKEN".to_owned())
+    );
     let bad_name = get(&server, "/api/games/NOT%20A%20NAME", &[]).await;
-    assert_eq!((bad_name.status, bad_name.reason()), (400, "INVALID_ARGUMENT".to_owned()));
+    assert_eq!(
+        (bad_name.status, bad_name.reason()),
+        (400, "INVALID_ARGUMENT".to_owned())
+    );
     let nowhere = get(&server, "/api/nowhere", &[]).await;
-    assert_eq!((nowhere.status, nowhere.reason()), (404, "PATH_NOT_FOUND".to_owned()));
+    assert_eq!(
+        (nowhere.status, nowhere.reason()),
+        (404, "PATH_NOT_FOUND".to_owned())
+    );
     server.stop().await;
 }
 
@@ -305,14 +338,20 @@ async fn the_page_and_its_assets_are_served_over_http_1_and_2() {
         let health = get_over(http2, &server, "/api/health", &[]).await;
         assert_eq!(health.status, 200);
     }
-    for escape in ["/assets/../Cargo.toml", "/assets/%2e%2e/Cargo.toml", "/assets//etc/passwd"] {
+    for escape in [
+        "/assets/../Cargo.toml",
+        "/assets/%2e%2e/Cargo.toml",
+        "/assets//etc/passwd",
+    ] {
         assert_eq!(get(&server, escape, &[]).await.status, 404, "{escape}");
     }
     server.stop().await;
 }
 
 /// Every message of a gRPC WatchGame to its end.
-async fn grpc_messages(mut stream: tonic::Streaming<proto::WatchGameResponse>) -> Vec<proto::WatchGameResponse> {
+async fn grpc_messages(
+    mut stream: tonic::Streaming<proto::WatchGameResponse>,
+) -> Vec<proto::WatchGameResponse> {
     let mut messages = Vec::new();
     while let Some(message) = stream.next().await {
         messages.push(message.unwrap());
@@ -342,23 +381,44 @@ async fn an_sse_watcher_sees_exactly_the_events_of_grpc_watch_game_behind_by_the
     let (server, mut client) = start().await;
     let mut w = server.watcher().await;
     let delay = 5;
-    let (name, tokens) = create(&mut client, delayed_request("http-sse", delay, &[proto::Expansion::River], 4)).await;
+    let (name, tokens) = create(
+        &mut client,
+        delayed_request("http-sse", delay, &[proto::Expansion::River], 4),
+    )
+    .await;
     let head = play(&mut client, &name, &tokens, 20).await;
     let path = format!("/api/games/{}/watch", id(&name));
     // Spectators from now and from version 3, a seat from now: each by
     // gRPC and by SSE at the same time.
     let seat = bearer(&tokens[0]);
     let mut pairs = Vec::new();
-    for (query, from, token) in [("", None, None), ("?from_version=3", Some(3), None), ("", None, Some(&tokens[0]))] {
+    for (query, from, token) in [
+        ("", None, None),
+        ("?from_version=3", Some(3), None),
+        ("", None, Some(&tokens[0])),
+    ] {
         let grpc = match token {
             Some(token) => watch(&mut w, with_token(watch_request(&name, from), token)).await,
             None => watch(&mut w, watch_request(&name, from)).await,
         };
-        let headers: Vec<(&str, &str)> = token.map(|_| ("authorization", seat.as_str())).into_iter().collect();
+        let headers: Vec<(&str, &str)> = token
+            .map(|_| ("authorization", seat.as_str()))
+            .into_iter()
+            .collect();
         let sse = events(&server, &format!("{path}{query}"), &headers).await;
         assert_eq!(sse.status, 200);
-        assert!(sse.headers["content-type"].to_str().unwrap().starts_with("text/event-stream"));
-        pairs.push((query, token.is_some(), tokio::spawn(grpc_messages(grpc)), tokio::spawn(sse_messages(sse))));
+        assert!(
+            sse.headers["content-type"]
+                .to_str()
+                .unwrap()
+                .starts_with("text/event-stream")
+        );
+        pairs.push((
+            query,
+            token.is_some(),
+            tokio::spawn(grpc_messages(grpc)),
+            tokio::spawn(sse_messages(sse)),
+        ));
     }
     play_to_end(&mut client, &name, &tokens).await;
     for (query, is_seat, grpc, sse) in pairs {
@@ -368,18 +428,25 @@ async fn an_sse_watcher_sees_exactly_the_events_of_grpc_watch_game_behind_by_the
             .filter(|m| !matches!(m.message, Some(W::KeepAlive(_))))
             .collect();
         assert_eq!(sse, grpc, "{query} seat {is_seat}");
-        let Some(W::Snapshot(snapshot)) = &sse[0].message else { panic!("no snapshot") };
+        let Some(W::Snapshot(snapshot)) = &sse[0].message else {
+            panic!("no snapshot")
+        };
         let expected = match (query, is_seat) {
             ("", false) => head - i64::from(delay),
             ("", true) => head,
             _ => 3,
         };
         assert_eq!(snapshot.version, expected, "{query} seat {is_seat}");
-        assert!(matches!(&sse.last().unwrap().message, Some(W::Event(e)) if e.event.as_ref().unwrap().finished));
+        assert!(
+            matches!(&sse.last().unwrap().message, Some(W::Event(e)) if e.event.as_ref().unwrap().finished)
+        );
     }
     // Errors before the stream: as WatchGame's.
     let beyond = get(&server, &format!("{path}?from_version=0"), &[]).await;
-    assert_eq!((beyond.status, beyond.reason()), (400, "INVALID_ARGUMENT".to_owned()));
+    assert_eq!(
+        (beyond.status, beyond.reason()),
+        (400, "INVALID_ARGUMENT".to_owned())
+    );
     let unknown = get(&server, "/api/games/nosuchgame/watch", &[]).await;
     assert_eq!(unknown.status, 404);
     server.stop().await;
@@ -397,7 +464,10 @@ async fn last_event_id_resumes_an_sse_watch_missing_nothing_and_repeating_nothin
     // Connect, read a few events, drop the connection, play on, reconnect
     // with the last id, as a browser's EventSource does.
     loop {
-        let headers: Vec<(&str, String)> = last_id.map(|id| ("last-event-id", id.to_string())).into_iter().collect();
+        let headers: Vec<(&str, String)> = last_id
+            .map(|id| ("last-event-id", id.to_string()))
+            .into_iter()
+            .collect();
         let headers: Vec<(&str, &str)> = headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let mut sse = events(&server, &path, &headers).await;
         if sse.status == 204 {
@@ -406,13 +476,18 @@ async fn last_event_id_resumes_an_sse_watch_missing_nothing_and_repeating_nothin
         assert_eq!(sse.status, 200);
         let mut read = 0;
         while read < 7 {
-            let Some((id, message)) = sse.next_game().await else { break };
+            let Some((id, message)) = sse.next_game().await else {
+                break;
+            };
             if matches!(message.message, Some(W::KeepAlive(_))) {
                 // Caught up: play on.
                 break;
             }
             if last_id.is_some() {
-                assert!(!matches!(message.message, Some(W::Snapshot(_))), "a second snapshot");
+                assert!(
+                    !matches!(message.message, Some(W::Snapshot(_))),
+                    "a second snapshot"
+                );
             }
             last_id = Some(id);
             seen.push(message);
@@ -439,8 +514,7 @@ async fn the_lobby_stream_announces_a_created_game_and_streams_end_when_the_serv
     assert_eq!(lobby.status, 200);
     // From now: the first game is not announced again.
     let (name, tokens) = new_game(&mut client, "http-lobby", 2).await;
-    let mut position = 0;
-    loop {
+    let position = loop {
         let event = tokio::time::timeout(Duration::from_secs(10), lobby.next())
             .await
             .unwrap()
@@ -451,21 +525,33 @@ async fn the_lobby_stream_announces_a_created_game_and_streams_end_when_the_serv
             S::Event(change) => {
                 assert_ne!(change.name, first);
                 assert_eq!(id, change.position);
-                assert_eq!((change.name.as_str(), change.change), (name.as_str(), proto::GameChange::Created as i32));
-                position = id;
-                break;
+                assert_eq!(
+                    (change.name.as_str(), change.change),
+                    (name.as_str(), proto::GameChange::Created as i32)
+                );
+                break id;
             }
             S::KeepAlive(at) => assert_eq!(id, at),
             S::FellBehind(at) => panic!("fell behind at {at}"),
         }
-    }
+    };
     // Resuming after that position with Last-Event-ID: the game's start.
     play(&mut client, &name, &tokens, 2).await;
-    let mut resumed = events(&server, "/api/server/watch", &[("last-event-id", &position.to_string())]).await;
+    let mut resumed = events(
+        &server,
+        "/api/server/watch",
+        &[("last-event-id", &position.to_string())],
+    )
+    .await;
     let event = resumed.next().await.unwrap();
     let message: proto::WatchServerResponse = serde_json::from_str(&event.data).unwrap();
-    let Some(S::Event(change)) = message.message else { panic!("{message:?}") };
-    assert_eq!((change.name, change.change), (name.clone(), proto::GameChange::Started as i32));
+    let Some(S::Event(change)) = message.message else {
+        panic!("{message:?}")
+    };
+    assert_eq!(
+        (change.name, change.change),
+        (name.clone(), proto::GameChange::Started as i32)
+    );
     // A game's watch stream too: both end when the server stops.
     let mut watching = events(&server, &format!("/api/games/{}/watch", id(&name)), &[]).await;
     assert!(watching.next().await.is_some(), "the snapshot");
@@ -490,7 +576,11 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
     let (server, mut client) = start().await;
     let mut w = server.watcher().await;
     let delay = 4;
-    let (name, tokens) = create(&mut client, delayed_request("http-board", delay, &[proto::Expansion::River], 5)).await;
+    let (name, tokens) = create(
+        &mut client,
+        delayed_request("http-board", delay, &[proto::Expansion::River], 5),
+    )
+    .await;
     let head = play(&mut client, &name, &tokens, 16).await;
     let visible = head - i64::from(delay);
     let board = format!("/games/{}/board", id(&name));
@@ -502,7 +592,10 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
         assert_eq!(at_visible.status, 200, "{}", at_visible.text());
         assert!(game_at(&mut w, &name, visible).await.is_ok());
         assert_eq!(at_visible.header("content-type"), content_type);
-        assert_eq!(at_visible.header("cache-control"), "public, max-age=31536000, immutable");
+        assert_eq!(
+            at_visible.header("cache-control"),
+            "public, max-age=31536000, immutable"
+        );
         let beyond = picture(&server, &format!("{board}.{format}?version={}", visible + 1), &[]).await;
         let grpc = game_at(&mut w, &name, visible + 1).await.unwrap_err();
         assert_eq!((beyond.status, grpc.code()), (400, tonic::Code::InvalidArgument));
@@ -515,24 +608,49 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
         let unchanged = picture(&server, &format!("{board}.{format}"), &[("if-none-match", &etag)]).await;
         assert_eq!((unchanged.status, unchanged.body.len()), (304, 0));
         // A seat sees it now, privately.
-        let now = picture(&server, &format!("{board}.{format}?version={head}"), &[("authorization", &seat)]).await;
+        let now = picture(
+            &server,
+            &format!("{board}.{format}?version={head}"),
+            &[("authorization", &seat)],
+        )
+        .await;
         assert_eq!(now.status, 200);
-        assert_eq!(now.header("cache-control"), "private, max-age=31536000, immutable");
+        assert_eq!(
+            now.header("cache-control"),
+            "private, max-age=31536000, immutable"
+        );
         let latest_seat = picture(&server, &format!("{board}.{format}"), &[("authorization", &seat)]).await;
         assert_eq!(latest_seat.body, now.body);
         assert_eq!(latest_seat.header("cache-control"), "private, no-cache");
         // A named version revalidates by its ETag too.
         let etag = at_visible.header("etag").to_owned();
-        let again = picture(&server, &format!("{board}.{format}?version={visible}"), &[("if-none-match", &etag)]).await;
+        let again = picture(
+            &server,
+            &format!("{board}.{format}?version={visible}"),
+            &[("if-none-match", &etag)],
+        )
+        .await;
         assert_eq!(again.status, 304);
         // Bad versions, unknown games, bad tokens.
         for bad in ["abc", "0", "-3", "1.5", "100000"] {
             let answer = picture(&server, &format!("{board}.{format}?version={bad}"), &[]).await;
-            assert_eq!((answer.status, answer.reason()), (400, "INVALID_ARGUMENT".to_owned()), "{bad}");
+            assert_eq!(
+                (answer.status, answer.reason()),
+                (400, "INVALID_ARGUMENT".to_owned()),
+                "{bad}"
+            );
         }
         let unknown = picture(&server, &format!("/games/nosuchgame/board.{format}"), &[]).await;
-        assert_eq!((unknown.status, unknown.reason()), (404, "GAME_NOT_FOUND".to_owned()));
-        let stranger = picture(&server, &format!("{board}.{format}"), &[("authorization", "Bearer nobody")]).await;
+        assert_eq!(
+            (unknown.status, unknown.reason()),
+            (404, "GAME_NOT_FOUND".to_owned())
+        );
+        let stranger = picture(
+            &server,
+            &format!("{board}.{format}"),
+            &[("authorization", "Bearer nobody")],
+        )
+        .await;
         assert_eq!(stranger.status, 403);
         let coordinates = picture(&server, &format!("{board}.{format}?coordinates=true"), &[]).await;
         assert_eq!(coordinates.status, 200);
