@@ -9,8 +9,9 @@
 //! 1. Pictures: a 5-player River+Count game played to its end by random
 //!    legal actions, then rounds of `HTTP_SECONDS` each of `GET
 //!    /api/health` (the baseline), `GET /games/{id}/board.svg?version=N`
-//!    and `.png` (N: the last version; each request renders, the server
-//!    keeps no pictures), from `HTTP_CLIENTS` connections at once; the
+//!    and `.png` (N: the last version, rendered once and then kept by the
+//!    server; and N: every version in turn, so that each request
+//!    renders), from `HTTP_CLIENTS` connections at once; the
 //!    three kinds alternate for `HTTP_ROUNDS` rounds. Figures: requests/s
 //!    (median of the rounds), the requests' median latency, and each
 //!    picture's ratio to the health check.
@@ -20,10 +21,12 @@
 //!    pair gives a delivery latency from the event's `time_ms` (the store's
 //!    clock at its append) to the page's receipt, on the same wall clock;
 //!    the target is p99 < 50 ms for 1,000 pages. Every page must see every
-//!    event once, in order, each SSE id its version.
+//!    event once, in order, each SSE id its version. The bot plays flat
+//!    out unless `HTTP_PAUSE_MS` says how long it thinks between actions.
 //!
 //! Environment (defaults in brackets): `HTTP_SECONDS` [2], `HTTP_ROUNDS`
-//! [3], `HTTP_CLIENTS` [8], `HTTP_PAGES` [1000], `HTTP_THREADS` [the number
+//! [3], `HTTP_CLIENTS` [8], `HTTP_PAGES` [1000], `HTTP_PAUSE_MS` [0],
+//! `HTTP_THREADS` [the number
 //! of cores], `HTTP_DURABILITY` [flush] (as in `load.rs`).
 
 // A bench: a failure should stop it loudly.
@@ -136,18 +139,22 @@ async fn play(channel: Channel, name: &str, tokens: &[String], seed: u64, pause:
 }
 
 /// Requests per second and the median latency (µs) of `GET url` from
-/// `clients` connections for `seconds`.
-async fn throughput(url: &str, clients: usize, seconds: f64) -> (f64, i64, usize) {
+/// `clients` connections for `seconds`; a `{v}` in `url` is replaced by
+/// a version of `2..=last` that changes with every request.
+async fn throughput(url: &str, last: i64, clients: usize, seconds: f64) -> (f64, i64, usize) {
     let deadline = Instant::now() + Duration::from_secs_f64(seconds);
     let started = Instant::now();
     let tasks: Vec<_> = (0..clients)
-        .map(|_| {
-            let url = url.to_owned();
+        .map(|n| {
+            let template = url.to_owned();
             tokio::spawn(async move {
                 // One client each: a connection of its own.
                 let client = http_client();
                 let mut latencies = Vec::new();
+                let mut version = 2 + (n as i64 * 31) % (last - 1);
                 while Instant::now() < deadline {
+                    version = 2 + (version - 2 + 1) % (last - 1);
+                    let url = template.replace("{v}", &version.to_string());
                     let sent = Instant::now();
                     let request = http::Request::get(&url).body(Empty::new()).unwrap();
                     let response = client.request(request).await.unwrap();
@@ -255,7 +262,7 @@ struct FanOut {
     bad_pages: usize,
 }
 
-async fn fan_out(addr: SocketAddr, pages: usize) -> FanOut {
+async fn fan_out(addr: SocketAddr, pages: usize, pause: Duration) -> FanOut {
     let bot = connect(addr, 1).await.remove(0);
     let (name, tokens, version) = create(bot.clone(), 2, &[], 0x5e).await;
     let url = format!(
@@ -270,7 +277,7 @@ async fn fan_out(addr: SocketAddr, pages: usize) -> FanOut {
     for _ in 0..pages {
         ready_rx.recv().await.unwrap();
     }
-    let last = play(bot, &name, &tokens, 0xb07, Duration::ZERO).await;
+    let last = play(bot, &name, &tokens, 0xb07, pause).await;
     let expected: Vec<i64> = (version + 1..=last).collect();
     let mut delays = Vec::new();
     let mut bad_pages = 0;
@@ -304,8 +311,10 @@ async fn run() {
     let rounds: usize = env("HTTP_ROUNDS", 3);
     let clients: usize = env("HTTP_CLIENTS", 8);
     let pages: usize = env("HTTP_PAGES", 1000);
+    let pause = Duration::from_millis(env("HTTP_PAUSE_MS", 0));
     println!(
-        "http: pictures {rounds} rounds of {seconds} s from {clients} connections; {pages} SSE pages; {} cores",
+        "http: pictures {rounds} rounds of {seconds} s from {clients} connections; {pages} SSE pages, bot pause {} ms; {} cores",
+        pause.as_millis(),
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
     let dir = tempfile::tempdir().unwrap();
@@ -346,7 +355,7 @@ async fn run() {
     let mut counts = vec![0; kinds.len()];
     for _ in 0..rounds {
         for (k, (_, url)) in kinds.iter().enumerate() {
-            let (rate, median_latency, count) = throughput(url, clients, seconds).await;
+            let (rate, median_latency, count) = throughput(url, last, clients, seconds).await;
             per_second[k].push(rate);
             medians[k].push(median_latency as f64);
             counts[k] += count;
@@ -360,7 +369,7 @@ async fn run() {
     };
 
     // 2. SSE pages following one game live.
-    let fan = fan_out(addr, pages).await;
+    let fan = fan_out(addr, pages, pause).await;
     let _ = stop.send(());
     server.await.unwrap().unwrap();
 
@@ -382,7 +391,7 @@ async fn run() {
         line(&format!("{kind} median latency"), ms(latency), "", "");
         line(&format!("{kind} requests"), counts[k].to_string(), "", "");
     }
-    for (k, kind) in [(1, "board.svg"), (2, "board.png")] {
+    for (k, (kind, _)) in kinds.iter().enumerate().skip(1) {
         line(
             &format!("{kind} / health"),
             format!("{:.3}", rates[k] / rates[0]),

@@ -674,3 +674,26 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
     }
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_to_an_unknown_service_stays_unimplemented_beside_the_http_routes() {
+    let (server, _client) = start().await;
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let codec = tonic_prost::ProstCodec::<proto::GetGameRequest, proto::GetGameResponse>::default();
+    let path = http::uri::PathAndQuery::from_static("/carcassonne.v1.NoSuchService/GetGame");
+    let status = grpc
+        .unary(tonic::Request::new(proto::GetGameRequest::default()), path, codec)
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unimplemented);
+    // The same path without gRPC's content type is a plain 404.
+    let plain = get(&server, "/carcassonne.v1.NoSuchService/GetGame", &[]).await;
+    assert_eq!(plain.status, 404);
+    server.stop().await;
+}
