@@ -12,7 +12,7 @@
 //!    and `.png` (N: the last version, rendered once and then kept by the
 //!    server; and N: every version in turn, so that each request
 //!    renders), from `HTTP_CLIENTS` connections at once; the
-//!    three kinds alternate for `HTTP_ROUNDS` rounds. Figures: requests/s
+//!    five kinds alternate for `HTTP_ROUNDS` rounds. Figures: requests/s
 //!    (median of the rounds), the requests' median latency, and each
 //!    picture's ratio to the health check.
 //! 2. Fan-out: `HTTP_PAGES` SSE streams (`/api/games/{id}/watch`), each on
@@ -348,6 +348,15 @@ async fn run() {
         (
             "board.png",
             format!("http://{addr}/games/{id}/board.png?version={last}"),
+        ),
+        // Every version in turn: each request renders.
+        (
+            "board.svg, every version",
+            format!("http://{addr}/games/{id}/board.svg?version={{v}}"),
+        ),
+        (
+            "board.png, every version",
+            format!("http://{addr}/games/{id}/board.png?version={{v}}"),
         ),
     ];
     let mut per_second = vec![Vec::new(); kinds.len()];

@@ -619,6 +619,9 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
             now.header("cache-control"),
             "private, max-age=31536000, immutable"
         );
+        // The seat's picture, rendered and kept, is still no spectator's.
+        let hidden = picture(&server, &format!("{board}.{format}?version={head}"), &[]).await;
+        assert_eq!(hidden.status, 400);
         let latest_seat = picture(&server, &format!("{board}.{format}"), &[("authorization", &seat)]).await;
         assert_eq!(latest_seat.body, now.body);
         assert_eq!(latest_seat.header("cache-control"), "private, no-cache");
