@@ -117,7 +117,7 @@ pub async fn watch_server(
         .watch_server(grpc_request(&headers, request))
         .await?
         .into_inner();
-    Ok(events(messages, server_event_id, |message| to_json(message)).into_response())
+    Ok(events(messages, server_event_id, to_json).into_response())
 }
 
 fn to_json<T: Serialize>(message: &T) -> Arc<str> {
@@ -130,8 +130,11 @@ fn to_json<T: Serialize>(message: &T) -> Arc<str> {
 /// only later), so a thousand pages cost one serialisation per event,
 /// not a thousand.
 pub struct EventJson {
-    kept: Mutex<LruCache<(Arc<str>, i64), Arc<str>>>,
+    kept: Mutex<Kept>,
 }
+
+/// Each event's JSON by its game's name and its version.
+type Kept = LruCache<(Arc<str>, i64), Arc<str>>;
 
 /// Events whose JSON is kept: the recent events of the games watched.
 const EVENTS_KEPT: usize = 1024;
@@ -161,7 +164,7 @@ impl EventJson {
         json
     }
 
-    fn kept(&self) -> MutexGuard<'_, LruCache<(Arc<str>, i64), Arc<str>>> {
+    fn kept(&self) -> MutexGuard<'_, Kept> {
         // Plain strings: a panic elsewhere cannot leave the cache
         // half-updated.
         self.kept.lock().unwrap_or_else(PoisonError::into_inner)
