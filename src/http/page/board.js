@@ -1,0 +1,168 @@
+// The board picture in a viewport that pans and zooms: mouse wheel and
+// drag, touch pinch and drag, the +/- buttons and keys. It fits the picture
+// to the viewport until the viewer moves it ("Fit" brings that back).
+
+import { el } from "./words.js";
+
+const MIN_SCALE = 0.05;
+const MAX_SCALE = 8;
+
+export class BoardView {
+  constructor() {
+    this.scale = 1;
+    this.x = 0;
+    this.y = 0;
+    this.fitting = true;
+    this.wanted = null; // the address last asked for
+    this.pointers = new Map();
+
+    this.image = el("img", { class: "board-image", alt: "The board", draggable: "false", decoding: "async" });
+    this.viewport = el(
+      "div",
+      {
+        class: "board-viewport",
+        tabindex: "0",
+        role: "img",
+        "aria-label": "The board. Drag to move it, use the mouse wheel or pinch to zoom, + and − keys too.",
+      },
+      this.image,
+    );
+    const button = (label, text, action) =>
+      el("button", { type: "button", class: "icon-button", "aria-label": label, title: label, onclick: action }, text);
+    this.controls = el(
+      "div",
+      { class: "board-controls" },
+      button("Zoom in", "+", () => this.zoomBy(1.25)),
+      button("Zoom out", "−", () => this.zoomBy(0.8)),
+      button("Fit the board to the view", "Fit", () => this.fit()),
+    );
+    this.element = el("div", { class: "board" }, this.viewport, this.controls);
+
+    this.viewport.addEventListener("wheel", (event) => this.onWheel(event), { passive: false });
+    this.viewport.addEventListener("pointerdown", (event) => this.onPointerDown(event));
+    this.viewport.addEventListener("pointermove", (event) => this.onPointerMove(event));
+    for (const type of ["pointerup", "pointercancel", "pointerleave"]) {
+      this.viewport.addEventListener(type, (event) => this.onPointerUp(event));
+    }
+    this.viewport.addEventListener("keydown", (event) => this.onKey(event));
+    this.viewport.addEventListener("dblclick", () => this.fit());
+    new ResizeObserver(() => {
+      if (this.fitting) this.fit();
+    }).observe(this.viewport);
+  }
+
+  /**
+   * Shows the picture at `url` once it is loaded, so that stepping through
+   * versions never flashes an empty board; a later call wins.
+   */
+  show(url, alt) {
+    if (url === this.wanted) return Promise.resolve();
+    this.wanted = url;
+    const next = new Image();
+    next.src = url;
+    return next
+      .decode()
+      .catch(() => null) // a failed load keeps the previous picture
+      .then(() => {
+        if (this.wanted !== url) return;
+        this.image.src = url;
+        this.image.alt = alt;
+        this.image.dataset.src = url;
+        const sized = () => {
+          if (this.fitting) this.fit();
+          else this.apply();
+        };
+        if (this.image.complete) sized();
+        else this.image.addEventListener("load", sized, { once: true });
+      });
+  }
+
+  naturalSize() {
+    return { width: this.image.naturalWidth || 1, height: this.image.naturalHeight || 1 };
+  }
+
+  fit() {
+    this.fitting = true;
+    const box = this.viewport.getBoundingClientRect();
+    const { width, height } = this.naturalSize();
+    if (!box.width || !box.height) return;
+    const pad = 12;
+    this.scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, Math.min((box.width - pad * 2) / width, (box.height - pad * 2) / height)));
+    this.x = (box.width - width * this.scale) / 2;
+    this.y = (box.height - height * this.scale) / 2;
+    this.apply();
+  }
+
+  apply() {
+    this.image.style.transform = `translate(${this.x}px, ${this.y}px) scale(${this.scale})`;
+  }
+
+  /** Zooms by `factor` keeping the point (px, py) of the viewport still. */
+  zoomBy(factor, px, py) {
+    const box = this.viewport.getBoundingClientRect();
+    const cx = px ?? box.width / 2;
+    const cy = py ?? box.height / 2;
+    const scale = Math.min(MAX_SCALE, Math.max(MIN_SCALE, this.scale * factor));
+    const applied = scale / this.scale;
+    this.x = cx - (cx - this.x) * applied;
+    this.y = cy - (cy - this.y) * applied;
+    this.scale = scale;
+    this.fitting = false;
+    this.apply();
+  }
+
+  panBy(dx, dy) {
+    this.x += dx;
+    this.y += dy;
+    this.fitting = false;
+    this.apply();
+  }
+
+  onWheel(event) {
+    event.preventDefault();
+    const box = this.viewport.getBoundingClientRect();
+    const delta = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
+    this.zoomBy(Math.exp(-delta * 0.0015), event.clientX - box.left, event.clientY - box.top);
+  }
+
+  onPointerDown(event) {
+    this.viewport.setPointerCapture?.(event.pointerId);
+    this.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
+    this.viewport.classList.add("dragging");
+  }
+
+  onPointerMove(event) {
+    const last = this.pointers.get(event.pointerId);
+    if (!last) return;
+    const now = { x: event.clientX, y: event.clientY };
+    if (this.pointers.size === 1) {
+      this.panBy(now.x - last.x, now.y - last.y);
+    } else if (this.pointers.size === 2) {
+      const [other] = [...this.pointers.entries()].filter(([id]) => id !== event.pointerId).map(([, p]) => p);
+      const before = Math.hypot(last.x - other.x, last.y - other.y);
+      const after = Math.hypot(now.x - other.x, now.y - other.y);
+      const box = this.viewport.getBoundingClientRect();
+      if (before > 0) {
+        this.zoomBy(after / before, (now.x + other.x) / 2 - box.left, (now.y + other.y) / 2 - box.top);
+      }
+      this.panBy((now.x - last.x) / 2, (now.y - last.y) / 2);
+    }
+    this.pointers.set(event.pointerId, now);
+  }
+
+  onPointerUp(event) {
+    this.pointers.delete(event.pointerId);
+    if (this.pointers.size === 0) this.viewport.classList.remove("dragging");
+  }
+
+  onKey(event) {
+    const keys = { "+": 1.25, "=": 1.25, "-": 0.8, _: 0.8 };
+    if (keys[event.key]) {
+      this.zoomBy(keys[event.key]);
+      event.preventDefault();
+    } else if (event.key === "0") {
+      this.fit();
+      event.preventDefault();
+    }
+  }
+}

@@ -1,0 +1,226 @@
+// Words and marks for people: seat colours and shapes (the board picture's
+// own), decisions, events, features and score changes.
+
+import { num } from "./api.js";
+
+// The colours and follower shapes of the seats, as the board picture draws
+// them (crates/picture): each seat also has its own shape and letter, so
+// colours never have to be told apart alone.
+export const SEATS = [
+  { colour: "#d7263d", shape: "circle", letter: "A" },
+  { colour: "#1b62c6", shape: "square", letter: "B" },
+  { colour: "#e8b10c", shape: "triangle", letter: "C" },
+  { colour: "#1a9850", shape: "diamond", letter: "D" },
+  { colour: "#222222", shape: "hexagon", letter: "E" },
+];
+
+export function seatStyle(seat) {
+  return SEATS[seat % SEATS.length];
+}
+
+const SVG = "http://www.w3.org/2000/svg";
+
+/** A small SVG of a seat's follower shape in its colour, with its letter. */
+export function seatMark(seat, size = 18) {
+  const style = seatStyle(seat);
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 20 20");
+  svg.setAttribute("width", size);
+  svg.setAttribute("height", size);
+  svg.setAttribute("class", "seat-mark");
+  svg.setAttribute("aria-hidden", "true");
+  let shape;
+  switch (style.shape) {
+    case "square":
+      shape = document.createElementNS(SVG, "rect");
+      shape.setAttribute("x", "2.5");
+      shape.setAttribute("y", "2.5");
+      shape.setAttribute("width", "15");
+      shape.setAttribute("height", "15");
+      shape.setAttribute("rx", "2");
+      break;
+    case "triangle":
+      shape = polygon("10,1.5 18.5,17.5 1.5,17.5");
+      break;
+    case "diamond":
+      shape = polygon("10,1 19,10 10,19 1,10");
+      break;
+    case "hexagon":
+      shape = polygon("10,1 18,5.5 18,14.5 10,19 2,14.5 2,5.5");
+      break;
+    default:
+      shape = document.createElementNS(SVG, "circle");
+      shape.setAttribute("cx", "10");
+      shape.setAttribute("cy", "10");
+      shape.setAttribute("r", "8.5");
+  }
+  shape.setAttribute("fill", style.colour);
+  shape.setAttribute("stroke", "#fff");
+  shape.setAttribute("stroke-width", "1.2");
+  const letter = document.createElementNS(SVG, "text");
+  letter.setAttribute("x", "10");
+  letter.setAttribute("y", style.shape === "triangle" ? "15" : "14");
+  letter.setAttribute("text-anchor", "middle");
+  letter.setAttribute("font-size", "10");
+  letter.setAttribute("font-weight", "700");
+  letter.setAttribute("font-family", "system-ui, sans-serif");
+  letter.setAttribute("fill", style.shape === "triangle" ? "#222" : "#fff");
+  letter.textContent = style.letter;
+  svg.append(shape, letter);
+  return svg;
+}
+
+function polygon(points) {
+  const shape = document.createElementNS(SVG, "polygon");
+  shape.setAttribute("points", points);
+  return shape;
+}
+
+/** An element with text content (and optional class). */
+export function el(tag, props = {}, ...children) {
+  const node = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") node.className = value;
+    else if (key === "text") node.textContent = value;
+    else if (key.startsWith("on")) node.addEventListener(key.slice(2), value);
+    else if (key in node && typeof value !== "string") node[key] = value;
+    else node.setAttribute(key, value === true ? "" : value);
+  }
+  for (const child of children.flat()) {
+    if (child === null || child === undefined || child === false) continue;
+    node.append(child);
+  }
+  return node;
+}
+
+export const STATUS = {
+  GAME_STATUS_RUNNING: "Running",
+  GAME_STATUS_FINISHED: "Finished",
+};
+
+export function isFinished(game) {
+  return game?.status === "GAME_STATUS_FINISHED";
+}
+
+export const FEATURES = {
+  FEATURE_KIND_ROAD: { name: "road", column: "Roads" },
+  FEATURE_KIND_CITY: { name: "city", column: "Cities" },
+  FEATURE_KIND_CLOISTER: { name: "cloister", column: "Cloisters" },
+  FEATURE_KIND_FIELD: { name: "field", column: "Fields" },
+  FEATURE_KIND_CITY_OF_CARCASSONNE: { name: "City of Carcassonne", column: "City of Carcassonne" },
+};
+
+export function featureName(kind) {
+  return FEATURES[kind]?.name ?? "feature";
+}
+
+const QUARTERS = {
+  QUARTER_CASTLE: "castle",
+  QUARTER_BLACKSMITH: "blacksmith",
+  QUARTER_CATHEDRAL: "cathedral",
+  QUARTER_MARKET: "market",
+};
+
+export function quarterName(quarter) {
+  return QUARTERS[quarter] ?? "quarter";
+}
+
+const EXPANSIONS = { EXPANSION_RIVER: "The River", EXPANSION_COUNT: "The Count of Carcassonne" };
+
+export function rulesText(rules) {
+  const parts = [];
+  for (const expansion of rules?.expansions ?? []) parts.push(EXPANSIONS[expansion] ?? expansion);
+  if (rules?.smallCity === "SMALL_CITY_NORMAL") parts.push("small cities score in full");
+  if (rules?.farmers === "FARMER_SCORING_FARM_CENTRIC_3") parts.push("farm-centric farmers");
+  return parts.length ? parts.join(", ") : "Base game";
+}
+
+export function playerName(game, seat) {
+  return game?.players?.find((p) => num(p.seat) === seat)?.name ?? `Seat ${seat + 1}`;
+}
+
+/** The pending decision in words; names() gives a seat's name. */
+export function decisionText(pending, name) {
+  const seat = num(pending?.seat);
+  switch (pending?.kind) {
+    case "DECISION_KIND_DRAW":
+      return `Drawing a tile for ${name(seat)}`;
+    case "DECISION_KIND_PLACE_TILE":
+      return `${name(seat)} places tile ${pending.tile ?? ""}`.trim();
+    case "DECISION_KIND_PLACE_FOLLOWER":
+      return `${name(seat)} may deploy a follower on the tile just placed`;
+    case "DECISION_KIND_REDEPLOY":
+      return `${name(seat)} may move followers from Carcassonne onto the features ${name(num(pending.placer))} completed`;
+    case "DECISION_KIND_DEPLOY_TO_CARCASSONNE":
+      return `${name(seat)} may deploy a follower to a quarter of Carcassonne`;
+    case "DECISION_KIND_FINAL_ROUND":
+      return `Final round: ${name(seat)} may move a follower from Carcassonne`;
+    default:
+      return "The game is over";
+  }
+}
+
+function placeText(place) {
+  const short = (place ?? "").replace("PLACE_", "");
+  if (short === "CLOISTER") return "a monk on the cloister";
+  if (short.length === 2) return `a farmer on the field at ${short}`;
+  return `a follower at ${short}`;
+}
+
+function targetText(target) {
+  const x = num(target?.position?.x);
+  const y = num(target?.position?.y);
+  return `(${x}, ${y}) ${(target?.place ?? "").replace("PLACE_", "")}`;
+}
+
+/**
+ * What an event did, in words, or null for events not worth a line (draws
+ * are told with the placement that follows). `tileOf(version)` gives the
+ * kind of the tile drawn before a placement.
+ */
+export function eventText(event, name, drawnKind) {
+  const seat = event.seat === undefined ? null : num(event.seat);
+  const who = seat === null ? "" : name(seat);
+  if (event.created) return `Game created for ${(event.created.players ?? []).join(", ")}`;
+  if (event.tileDrawn) return null;
+  if (event.tilePlaced) {
+    const x = num(event.tilePlaced.position?.x);
+    const y = num(event.tilePlaced.position?.y);
+    const rotation = num(event.tilePlaced.rotation);
+    const kind = drawnKind ? ` ${drawnKind}` : "";
+    return `${who} placed tile${kind} at (${x}, ${y})${rotation ? `, turned ${rotation}°` : ""}`;
+  }
+  if (event.followerPlaced) {
+    const place = event.followerPlaced.place;
+    if (!place || place === "PLACE_UNSPECIFIED") return `${who} deployed no follower`;
+    return `${who} deployed ${placeText(place)}`;
+  }
+  if (event.followerMoved) return `${who} moved a follower from Carcassonne to ${targetText(event.followerMoved.target)}`;
+  if (event.passed) return `${who} passed`;
+  if (event.deployedToCarcassonne) {
+    const deploy = event.deployedToCarcassonne;
+    const count = deploy.count && deploy.count !== "QUARTER_UNSPECIFIED" ? `, the count to the ${quarterName(deploy.count)}` : "";
+    return `${who} deployed a follower to the ${quarterName(deploy.quarter)}${count}`;
+  }
+  return who ? `${who} acted` : "Event";
+}
+
+/** "+4 Ada — city of 3 tiles, 1 pennant · B-S2" */
+export function scoreChangeText(change, name) {
+  const seats = (change.seats ?? []).map((s) => name(num(s))).join(", ");
+  const tiles = num(change.tiles);
+  const pennants = num(change.pennants);
+  let feature = featureName(change.feature);
+  const sizes = [];
+  if (tiles) sizes.push(`${tiles} ${tiles === 1 ? "tile" : "tiles"}`);
+  if (pennants) sizes.push(`${pennants} ${pennants === 1 ? "pennant" : "pennants"}`);
+  if (sizes.length) feature += ` of ${sizes.join(", ")}`;
+  return { points: `+${num(change.points)}`, seats, feature, rule: change.rule ?? "" };
+}
+
+export function timeText(ms) {
+  const value = num(ms);
+  if (!value) return "";
+  return new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
