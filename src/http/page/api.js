@@ -92,9 +92,11 @@ export async function getJson(url, { signal } = {}) {
  * A server-sent event stream that reopens after a failure. `url(lastId)`
  * builds the address from the id of the last event received (null at
  * first), so a reopened stream resumes after it. `onMessage(data, id)`
- * gets each event's parsed JSON. Returns an object with `close()`.
+ * gets each event's parsed JSON; `onError(status)` a status the server
+ * ended the stream with (returning false stops it). Returns an object with
+ * `close()` and `restartFrom(id)`.
  */
-export function openStream(url, { onMessage, onOpen }) {
+export function openStream(url, { onMessage, onOpen, onError }) {
   const source = `stream ${url(null)}`;
   let lastId = null;
   let events = null;
@@ -120,12 +122,24 @@ export function openStream(url, { onMessage, onOpen }) {
       }
       onMessage(data, message.lastEventId);
     };
-    events.onerror = () => {
+    events.onerror = (event) => {
       // EventSource would retry by itself, but not after an HTTP error, and
       // always from its first address: reopen from the last event instead.
       events.close();
       if (closed) return;
-      markDown(source);
+      // An `error` event with data is the server's own status ending the
+      // stream: the server is up, so no banner; retry all the same.
+      if (event instanceof MessageEvent && event.data) {
+        let status = {};
+        try {
+          status = JSON.parse(event.data);
+        } catch {
+          status = {};
+        }
+        if (status.code !== "UNAVAILABLE" && onError?.(status) === false) return;
+      } else {
+        markDown(source);
+      }
       timer = setTimeout(open, backoff(attempt++));
     };
   };

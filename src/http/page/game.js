@@ -73,7 +73,7 @@ class GamePage {
     this.speed = 1;
     this.states = new Map(); // version -> Game, a small cache
     this.stateRequest = null;
-    this.audited = false;
+    this.finished = false; // the end was handled
 
     this.build();
     this.goTo(asked === null ? this.maxVersion : Math.min(asked, this.maxVersion), { keepFollowing: true });
@@ -219,7 +219,14 @@ class GamePage {
   watch() {
     this.stream = openStream(
       (last) => `${apiGamePath(this.id)}/watch?from_version=${encodeURIComponent(last ?? "1")}`,
-      { onMessage: (message) => this.onWatch(message) },
+      {
+        onMessage: (message) => this.onWatch(message),
+        // The game vanished or cannot be watched: stop, say so once.
+        onError: (status) => {
+          this.pendingLine.textContent = `The live view stopped: ${status.message ?? status.code ?? "error"}`;
+          return status.code !== "NOT_FOUND";
+        },
+      },
     );
   }
 
@@ -231,13 +238,15 @@ class GamePage {
       this.events.set(version, message.event);
       this.addMove(message.event);
       this.grow(version);
-      if (event.finished) this.finish();
+      if (event.finished && !this.finished) this.finish();
     } else if (message.keepAlive !== undefined) {
       this.grow(num(message.keepAlive));
     } else if (message.fellBehind !== undefined) {
       this.stream.restartFrom(num(message.fellBehind));
     } else if (message.snapshot) {
       this.grow(num(message.snapshot.version));
+      // A resume after the last event: the stream has nothing more.
+      if (isFinished(message.snapshot) && !this.finished) this.finish();
     }
   }
 
@@ -272,6 +281,7 @@ class GamePage {
   }
 
   async finish() {
+    this.finished = true;
     this.stream.close();
     for (;;) {
       try {
@@ -478,7 +488,9 @@ class GamePage {
       finished || game.pending?.kind === "DECISION_KIND_DRAW" ? "" : seatMark(pendingSeat ?? 0, 18),
       el("span", {}, pending),
     );
-    this.main.querySelector(".game").dataset.scores = (game.players ?? []).map((p) => num(p.score)).join(",");
+    const article = this.main.querySelector(".game");
+    article.dataset.scores = (game.players ?? []).map((p) => num(p.score)).join(",");
+    article.dataset.scoresVersion = String(num(game.version));
   }
 
   addMove(watched) {

@@ -1,0 +1,307 @@
+// The web page of `carcassonne serve` in a real browser: Debian's chromium,
+// headless, driven by playwright-core; games created and played through the
+// gRPC API by a bot. Run by run_tests.sh (node --test).
+//
+// Environment: CARCASSONNE_BIN (the server binary), CHROMIUM (the browser),
+// SCREENSHOT_DIR (where the screenshots go; target/screenshots).
+
+import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, test } from "node:test";
+import { createGame, gameClient, launchBrowser, playGame, REPO, startServer, watchedPage } from "./support.mjs";
+
+const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(REPO, "target/screenshots");
+const DESKTOP = { viewport: { width: 1366, height: 900 } };
+const PHONE = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 2 };
+
+let server;
+let client;
+let chrome;
+let finished; // a game played to its end, shared by the replay tests
+let finishedVersion;
+
+before(async () => {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  server = await startServer();
+  client = gameClient(server.address);
+  chrome = await launchBrowser();
+  finished = await createGame(client, { players: ["Ada", "Brun", "Cleo"] });
+  finishedVersion = await playGame(client, finished, { botSeed: 7 });
+});
+
+after(async () => {
+  client?.close();
+  await chrome?.close();
+  await server?.stop();
+});
+
+function noProblems(problems) {
+  assert.deepEqual(problems, [], "the page logged errors");
+}
+
+async function screenshot(page, name) {
+  const path = join(SCREENSHOTS, name);
+  await page.screenshot({ path, fullPage: true });
+  console.log(`screenshot: ${path}`);
+}
+
+/** The version and scores the game page shows, once it shows `version`. */
+async function shownAt(page, version, timeout = 15_000) {
+  await page.waitForFunction(
+    (v) => {
+      const game = document.querySelector("article.game");
+      const image = document.querySelector(".board-image");
+      return (
+        game?.dataset.version === String(v) &&
+        game.dataset.scoresVersion === String(v) &&
+        image?.dataset.src?.endsWith(`version=${v}`) &&
+        image.complete &&
+        image.naturalWidth > 0
+      );
+    },
+    version,
+    { timeout },
+  );
+  return page.evaluate(() => ({
+    version: Number(document.querySelector("article.game").dataset.version),
+    scores: document.querySelector("article.game").dataset.scores.split(",").map(Number),
+  }));
+}
+
+test("the lobby lists a game within a second of its creation", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/`);
+  await page.waitForSelector(`main[data-games] .game-card[data-game="${finished.id}"]`);
+  // The stream is open once the lobby has listed what exists.
+  await page.waitForTimeout(300);
+  const start = Date.now();
+  const created = await createGame(client, { players: ["Dora", "Emil"] });
+  await page.waitForSelector(`.game-card[data-game="${created.id}"]`, { timeout: 5000 });
+  const elapsed = Date.now() - start;
+  assert.ok(elapsed < 1000, `the lobby showed the game after ${elapsed} ms`);
+  const text = await page.locator(`.game-card[data-game="${created.id}"]`).innerText();
+  assert.match(text, /Dora/);
+  assert.match(text, /Running/);
+  // The finished game shows its final scores.
+  const final = await client.getGame({ name: finished.name });
+  const card = await page.locator(`.game-card[data-game="${finished.id}"]`).innerText();
+  for (const player of final.game.players) assert.ok(card.includes(String(player.score)), `card shows ${player.score}`);
+  await screenshot(page, "lobby-desktop.png");
+  noProblems(problems);
+  await context.close();
+});
+
+test("a game page follows a bot's game live to the end", async () => {
+  const created = await createGame(client, { players: ["Ada", "Brun"], spectatorDelay: 3 });
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/games/${created.id}`);
+  await shownAt(page, 1);
+  // Versions seen by the page while the bot plays.
+  const seen = new Set();
+  const sample = setInterval(async () => {
+    try {
+      seen.add(await page.evaluate(() => document.querySelector("article.game")?.dataset.version));
+    } catch {
+      // the page is closing
+    }
+  }, 100);
+  const last = await playGame(client, created, { pauseMs: 25, botSeed: 3 });
+  clearInterval(sample);
+  const server_ = await client.getGame({ name: created.name });
+  assert.equal(server_.game.status, "GAME_STATUS_FINISHED");
+  assert.equal(Number(server_.game.version), last);
+  const shown = await shownAt(page, last, 20_000);
+  assert.equal(shown.version, last);
+  assert.deepEqual(shown.scores, server_.game.players.map((p) => p.score));
+  assert.ok(seen.size > 5, `the page moved through only ${seen.size} versions while the game ran`);
+  // The status, the final table and the audit appear at the end.
+  await page.waitForSelector(".status-finished");
+  await page.waitForSelector(".final-table");
+  const totals = await page.locator(".final-table .total").allInnerTexts();
+  assert.deepEqual(totals.map(Number), server_.game.players.map((p) => p.score), "points by feature add up to the scores");
+  await page.waitForSelector('.verdict[data-ok="true"]');
+  noProblems(problems);
+  await context.close();
+});
+
+test("the replay slider at version N shows the picture of board.svg?version=N", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/games/${finished.id}`);
+  await shownAt(page, finishedVersion);
+  const n = Math.floor(finishedVersion / 2);
+  await page.locator(".slider").fill(String(n));
+  await shownAt(page, n);
+  const url = `${server.url}/games/${finished.id}/board.svg?version=${n}`;
+  const svg = await (await fetch(url)).text();
+  assert.match(svg, /<svg/);
+  // Rasterise the picture the page shows and the one fetched here alike,
+  // and compare their pixels.
+  const same = await page.evaluate(async (text) => {
+    const shown = document.querySelector(".board-image");
+    const fetched = new Image();
+    fetched.src = `data:image/svg+xml;charset=utf-8,${encodeURIComponent(text)}`;
+    await fetched.decode();
+    const pixels = (image) => {
+      const canvas = document.createElement("canvas");
+      canvas.width = image.naturalWidth;
+      canvas.height = image.naturalHeight;
+      const context = canvas.getContext("2d");
+      context.drawImage(image, 0, 0);
+      return context.getImageData(0, 0, canvas.width, canvas.height).data;
+    };
+    const a = pixels(shown);
+    const b = pixels(fetched);
+    if (a.length !== b.length) return `sizes differ: ${shown.naturalWidth}x${shown.naturalHeight} vs ${fetched.naturalWidth}x${fetched.naturalHeight}`;
+    let differing = 0;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) differing++;
+    return differing === 0 ? "same" : `${differing} channel values differ`;
+  }, svg);
+  assert.equal(same, "same");
+  // Steps and keys.
+  await page.locator("body").press("ArrowRight");
+  await shownAt(page, n + 1);
+  await page.locator("body").press("ArrowLeft");
+  await shownAt(page, n);
+  await page.locator("body").press("Home");
+  await shownAt(page, 1);
+  await page.locator("body").press("End");
+  await shownAt(page, finishedVersion);
+  await page.getByRole("button", { name: "Previous version (←)" }).click();
+  await shownAt(page, finishedVersion - 1);
+  // Play at 4x moves forward by itself.
+  await page.locator("body").press("Home");
+  await page.getByLabel("Playback speed").selectOption("4");
+  await page.getByRole("button", { name: "Play" }).click();
+  await page.waitForFunction(() => Number(document.querySelector("article.game").dataset.version) >= 4, null, { timeout: 5000 });
+  await page.getByRole("button", { name: "Pause" }).click();
+  noProblems(problems);
+  await context.close();
+});
+
+test("the shareable link opens the game at that version", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  const n = 17;
+  await page.goto(`${server.url}/games/${finished.id}`);
+  await shownAt(page, finishedVersion);
+  await page.locator(".slider").fill(String(n));
+  await shownAt(page, n);
+  const href = await page.locator(".share-link").getAttribute("href");
+  assert.equal(href, `/games/${finished.id}?v=${n}`);
+  assert.equal(new URL(page.url()).search, `?v=${n}`, "the address bar holds the version");
+
+  const opened = await watchedPage(chrome.browser, DESKTOP);
+  await opened.page.goto(`${server.url}${href}`);
+  const shown = await shownAt(opened.page, n);
+  assert.equal(shown.version, n);
+  assert.equal(await opened.page.locator(".slider").inputValue(), String(n));
+  const atN = await fetch(`${server.url}/api/games/${finished.id}?version=${n}`).then((r) => r.json());
+  assert.deepEqual(shown.scores, atN.game.players.map((p) => p.score ?? 0));
+  // It stays there once the whole game has been read.
+  await opened.page.waitForSelector(".final-table");
+  assert.equal((await shownAt(opened.page, n)).version, n);
+  noProblems(problems);
+  noProblems(opened.problems);
+  await opened.context.close();
+  await context.close();
+});
+
+test("the board pans and zooms", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/games/${finished.id}`);
+  await shownAt(page, finishedVersion);
+  const transform = () => page.locator(".board-image").evaluate((image) => image.style.transform);
+  const fitted = await transform();
+  const box = await page.locator(".board-viewport").boundingBox();
+  await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
+  await page.mouse.wheel(0, -400);
+  await page.waitForFunction((before) => document.querySelector(".board-image").style.transform !== before, fitted);
+  const zoomed = await transform();
+  await page.mouse.down();
+  await page.mouse.move(box.x + box.width / 2 + 80, box.y + box.height / 2 + 40, { steps: 4 });
+  await page.mouse.up();
+  assert.notEqual(await transform(), zoomed, "a drag moves the board");
+  await page.getByRole("button", { name: "Fit the board to the view" }).click();
+  assert.equal(await transform(), fitted);
+  noProblems(problems);
+  await context.close();
+});
+
+test("a finished game on a desktop and on a phone", async () => {
+  for (const [name, options] of [
+    ["desktop", DESKTOP],
+    ["phone", PHONE],
+  ]) {
+    const { context, page, problems } = await watchedPage(chrome.browser, options);
+    await page.goto(`${server.url}/games/${finished.id}`);
+    await shownAt(page, finishedVersion);
+    await page.waitForSelector(".final-table");
+    await page.waitForSelector('.verdict[data-ok="true"]');
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+    assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than the screen`);
+    for (const selector of [".board-viewport", ".slider", ".players", ".moves"]) {
+      assert.ok(await page.locator(selector).isVisible(), `${name}: ${selector} is visible`);
+    }
+    const board = await page.locator(".board-viewport").boundingBox();
+    assert.ok(board.width >= (options.viewport.width - 40) * (name === "phone" ? 0.9 : 0.5), `${name}: the board is ${board.width} px wide`);
+    // The seed and the record's download.
+    const seed = (await client.getGame({ name: finished.name })).game.seed;
+    assert.equal(await page.locator(".seed").innerText(), seed);
+    if (name === "desktop") {
+      const download = page.waitForEvent("download");
+      await page.getByRole("button", { name: "Download the record (JSON)" }).click();
+      const file = await download;
+      assert.equal(file.suggestedFilename(), `carcassonne-${finished.id}.json`);
+      const stream = await file.createReadStream();
+      let text = "";
+      for await (const chunk of stream) text += chunk;
+      assert.match(text, /carcassonne-record\/1/);
+    }
+    await screenshot(page, `game-finished-${name}.png`);
+    noProblems(problems);
+    await context.close();
+  }
+});
+
+test("an unknown game shows a clear message", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/games/no-such-game`);
+  await page.waitForSelector('.problem[data-problem="not-found"]');
+  assert.match(await page.locator("h1").innerText(), /Game not found/);
+  assert.match(await page.locator(".problem").innerText(), /no-such-game/);
+  // The browser logs the 404 it was answered, and nothing else.
+  assert.ok(problems.every((problem) => /status of 404/.test(problem)), problems.join("\n"));
+  await context.close();
+});
+
+// Last: it stops the server and starts it again on the same port.
+test("the page says so when the server is down, and recovers", async () => {
+  const lobby = await watchedPage(chrome.browser, DESKTOP);
+  await lobby.page.goto(`${server.url}/`);
+  await lobby.page.waitForSelector(`.game-card[data-game="${finished.id}"]`);
+  const game = await watchedPage(chrome.browser, PHONE);
+  await game.page.goto(`${server.url}/games/${finished.id}?v=5`);
+  await shownAt(game.page, 5);
+
+  const { port, dataDir } = server;
+  await server.stop({ removeData: false });
+  await lobby.page.waitForSelector("#banner:not([hidden])", { timeout: 10_000 });
+  assert.match(await lobby.page.locator("#banner").innerText(), /server cannot be reached/i);
+  // A game page notices when it next asks.
+  await game.page.locator("body").press("ArrowRight");
+  await game.page.waitForSelector("#banner:not([hidden])", { timeout: 10_000 });
+  await screenshot(game.page, "server-down-phone.png");
+
+  server = await startServer({ dataDir, port });
+  await lobby.page.waitForSelector("#banner[hidden]", { timeout: 15_000 });
+  await game.page.waitForSelector("#banner[hidden]", { timeout: 15_000 });
+  await shownAt(game.page, 6);
+  await lobby.page.waitForSelector(`.game-card[data-game="${finished.id}"]`);
+  // Only the failed connections were logged while it was down.
+  for (const problems of [lobby.problems, game.problems]) {
+    const other = problems.filter((problem) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|Failed to fetch|ERR_INCOMPLETE_CHUNKED_ENCODING|EventSource/.test(problem));
+    assert.deepEqual(other, []);
+  }
+  await lobby.context.close();
+  await game.context.close();
+});
