@@ -6,17 +6,22 @@
 //! - [`games`]: loading games from the store (fold + bounded cache) and
 //!   appending their events.
 //! - [`server`]: the gRPC services and the server's life cycle.
+//! - [`http`]: HTTP on the server's port: the web page, JSON, event
+//!   streams and board pictures, through the same services.
 //!
 //! The `carcassonne` binary (`src/main.rs`, with the offline commands in
 //! `src/cli.rs`) is a thin command line over this library.
 
 pub mod api;
 pub mod games;
+pub mod http;
 pub mod server;
 
 /// The code generated from `proto/`.
 pub mod proto {
     tonic::include_proto!("carcassonne.v1");
+    // Canonical proto3 JSON (pbjson) of every message, for the HTTP API.
+    include!(concat!(env!("OUT_DIR"), "/carcassonne.v1.serde.rs"));
 
     /// The descriptor set of `proto/`, for server reflection.
     pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("carcassonne_descriptor");

@@ -198,3 +198,35 @@ impl From<ApiError> for Status {
         status
     }
 }
+
+/// The one table from gRPC codes to the HTTP API's answers: the HTTP
+/// status (as `google.rpc.Code` documents them) and the code's name, so
+/// that an HTTP client meets exactly the errors of gRPC.
+pub fn http_of(code: Code) -> (u16, &'static str) {
+    match code {
+        Code::Ok => (200, "OK"),
+        Code::Cancelled => (499, "CANCELLED"),
+        Code::Unknown => (500, "UNKNOWN"),
+        Code::InvalidArgument => (400, "INVALID_ARGUMENT"),
+        Code::DeadlineExceeded => (504, "DEADLINE_EXCEEDED"),
+        Code::NotFound => (404, "NOT_FOUND"),
+        Code::AlreadyExists => (409, "ALREADY_EXISTS"),
+        Code::PermissionDenied => (403, "PERMISSION_DENIED"),
+        Code::ResourceExhausted => (429, "RESOURCE_EXHAUSTED"),
+        Code::FailedPrecondition => (400, "FAILED_PRECONDITION"),
+        Code::Aborted => (409, "ABORTED"),
+        Code::OutOfRange => (400, "OUT_OF_RANGE"),
+        Code::Unimplemented => (501, "UNIMPLEMENTED"),
+        Code::Internal => (500, "INTERNAL"),
+        Code::Unavailable => (503, "UNAVAILABLE"),
+        Code::DataLoss => (500, "DATA_LOSS"),
+        Code::Unauthenticated => (401, "UNAUTHENTICATED"),
+    }
+}
+
+/// A status's `ErrorInfo`: its reason and metadata, if it has one.
+pub fn error_info(status: &Status) -> Option<(String, HashMap<String, String>)> {
+    let details = status.get_error_details();
+    let info = details.error_info()?;
+    Some((info.reason.clone(), info.metadata.clone()))
+}

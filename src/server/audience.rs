@@ -8,6 +8,7 @@ use std::sync::Arc;
 use carcassonne_store::GameId;
 
 use crate::api::status::ApiError;
+use crate::api::version;
 use crate::games::stored::Loaded;
 use crate::games::{Games, auth};
 
@@ -60,4 +61,53 @@ pub fn visible_game(
         return Ok(now);
     }
     Ok(Arc::new(games.fold_uncached(id, Some(visible), |_, _, _| {})?))
+}
+
+/// A version of a game that a caller asked for and may see: the one
+/// loading path of GetGameAtVersion and of the board pictures.
+pub struct AtVersion {
+    /// The game now, fresh from the store.
+    pub now: Arc<Loaded>,
+    /// The stored seq asked for (or, when none was, the last visible one).
+    pub seq: u64,
+    /// Whether a spectator may see it too, so that what it shows does not
+    /// depend on a token.
+    pub public: bool,
+}
+
+/// The game `id` at stored seq `seq` (`None`: the last one the caller may
+/// see), if the caller with `token` may see it; nothing is folded yet.
+pub fn at_version(
+    games: &Games,
+    id: &GameId,
+    token: Option<&str>,
+    seq: Option<u64>,
+) -> Result<AtVersion, ApiError> {
+    // Fresh from the store (`current`): a watcher may have seen an event
+    // the cache does not hold yet.
+    let now = games.current(id)?;
+    let visible = visible_version(Audience::of(token, &now)?, &now);
+    let seq = seq.unwrap_or(visible);
+    if !(2..=visible).contains(&seq) {
+        return Err(ApiError::InvalidArgument {
+            field: "version".to_owned(),
+            message: format!(
+                "between 1 and {}, the version you may see, not {}",
+                version::of_seq(visible),
+                version::of_seq(seq)
+            ),
+        });
+    }
+    let public = seq <= visible_version(Audience::Spectator, &now);
+    Ok(AtVersion { now, seq, public })
+}
+
+impl AtVersion {
+    /// The game at that version, folded from the store unless it is now.
+    pub fn load(&self, games: &Games, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
+        if self.seq == self.now.version {
+            return Ok(self.now.clone());
+        }
+        Ok(Arc::new(games.fold_uncached(id, Some(self.seq), |_, _, _| {})?))
+    }
 }

@@ -5,14 +5,14 @@
 //! they answer), close the store.
 
 pub mod admin;
-mod audience;
+pub(crate) mod audience;
 mod audit;
 mod creations;
 mod feed;
 mod game_service;
 mod game_watch;
 mod intake;
-mod request;
+pub(crate) mod request;
 mod watch_service;
 
 use std::future::Future;
@@ -196,7 +196,8 @@ pub async fn serve_with_ready(
     let sled = Arc::new(store);
     let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
-    let game_service = GameServiceServer::new(GameService::new(games.clone(), config.max_in_flight))
+    let game = Arc::new(GameService::new(games.clone(), config.max_in_flight));
+    let game_service = GameServiceServer::from_arc(game.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
     // Shutdown by broadcast: streams end when it comes.
@@ -210,7 +211,8 @@ pub async fn serve_with_ready(
     // allocated whole, for every watched game.
     let feed_capacity = config.store.subscription_capacity.min(MAX_FEED_CAPACITY);
     // Records to verify may be larger than other requests.
-    let watch_service = WatchServiceServer::new(WatchService::new(games, stopping.clone(), feed_capacity))
+    let watch = Arc::new(WatchService::new(games.clone(), stopping.clone(), feed_capacity));
+    let watch_service = WatchServiceServer::from_arc(watch.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.WatchService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
 
@@ -229,6 +231,7 @@ pub async fn serve_with_ready(
     let (health, health_service) = tonic_health::server::health_reporter();
     health.set_serving::<GameServiceServer<GameService>>().await;
     health.set_serving::<WatchServiceServer<WatchService>>().await;
+    let health_check = tonic_health::server::HealthService::from_health_reporter(health.clone());
     let storage_health = tokio::spawn(report_storage_health(store.clone(), health, stopping.clone()));
     let admin = admin::start(sled.clone(), &config.data, stopping.clone());
 
@@ -239,7 +242,21 @@ pub async fn serve_with_ready(
         }
         Err(error) => tracing::warn!(%error, data = %config.data.display(), "serving on an unknown address"),
     }
-    // Browsers speak grpc-web over HTTP/1.1 on the same port, with CORS.
+    // The gRPC services and, beside them on the same port, HTTP (the web
+    // page, its JSON and event streams, pictures): one router.
+    let grpc = tonic::service::Routes::new(health_service)
+        .add_service(reflection_v1)
+        .add_service(reflection_v1alpha)
+        .add_service(game_service)
+        .add_service(watch_service);
+    let http = crate::http::router(Arc::new(crate::http::Http::new(game, watch, health_check, games)));
+    let routes = tonic::service::Routes::from(
+        grpc.into_axum_router()
+            .merge(http)
+            .fallback(crate::http::fallback),
+    );
+    // Browsers speak grpc-web (and plain HTTP) over HTTP/1.1 on the same
+    // port, with CORS.
     Server::builder()
         .accept_http1(true)
         .layer(tower_http::cors::CorsLayer::very_permissive().expose_headers([
@@ -248,16 +265,13 @@ pub async fn serve_with_ready(
             http::HeaderName::from_static("grpc-message"),
             http::HeaderName::from_static("grpc-status-details-bin"),
         ]))
-        .layer(tonic_web::GrpcWebLayer::new())
+        // grpc-web for gRPC's requests; the HTTP routes' go past it.
+        .layer(crate::http::GrpcWebOrHttpLayer)
         // Inside grpc-web, so that it sees every request as gRPC.
         .layer(intake::IntakeLayer)
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
-        .add_service(health_service)
-        .add_service(reflection_v1)
-        .add_service(reflection_v1alpha)
-        .add_service(game_service)
-        .add_service(watch_service)
+        .add_routes(routes)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
     // Every call has answered, so every append is durable: closing makes

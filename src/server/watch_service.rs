@@ -210,21 +210,8 @@ impl proto::watch_service_server::WatchService for WatchService {
         let version = version::to_seq("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            // Fresh from the store (`current`): a watcher may have seen an
-            // event the cache does not hold yet.
-            let now = games.current(&id)?;
-            let visible = audience::visible_version(Audience::of(token.as_deref(), &now)?, &now);
-            if !(2..=visible).contains(&version) {
-                return Err(ApiError::InvalidArgument {
-                    field: "version".to_owned(),
-                    message: format!(
-                        "between 1 and {}, the version you may see, not {}",
-                        version::of_seq(visible),
-                        version::of_seq(version)
-                    ),
-                });
-            }
-            let loaded = games.fold_uncached(&id, Some(version), |_, _, _| {})?;
+            let loaded =
+                audience::at_version(&games, &id, token.as_deref(), Some(version))?.load(&games, &id)?;
             Ok(view::game(&loaded.info, loaded.version as i64, &loaded.game))
         })
         .await

@@ -1,0 +1,115 @@
+//! HTTP on the server's own port, beside gRPC: the web page and its
+//! assets, a JSON API, server-sent event streams and board pictures.
+//!
+//! Nothing here decides what a caller may see or how a call fails: every
+//! JSON endpoint and stream builds a `tonic::Request` (with the caller's
+//! `Authorization` header as its metadata) and calls the very service
+//! method a gRPC client calls, then writes its answer as the canonical
+//! proto3 JSON of the same message (pbjson). Errors are the gRPC statuses,
+//! turned into HTTP statuses by the one table of `api::status`. The
+//! pictures load a version through `server::audience`, as GetGameAtVersion
+//! does. A seat's token travels only in the `Authorization` header, never
+//! in a URL, and is never logged.
+
+mod api;
+mod board;
+mod error;
+mod grpc_web;
+mod page;
+mod sse;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::routing::get;
+
+pub use self::grpc_web::GrpcWebOrHttpLayer;
+use crate::games::Games;
+use crate::server::{GameService, WatchService};
+
+/// What the handlers share: the services the gRPC calls are served by.
+pub struct Http {
+    game: Arc<GameService>,
+    watch: Arc<WatchService>,
+    health: tonic_health::server::HealthService,
+    games: Arc<Games>,
+    pictures: board::Pictures,
+}
+
+impl Http {
+    pub fn new(
+        game: Arc<GameService>,
+        watch: Arc<WatchService>,
+        health: tonic_health::server::HealthService,
+        games: Arc<Games>,
+    ) -> Http {
+        Http {
+            game,
+            watch,
+            health,
+            games,
+            pictures: board::Pictures::default(),
+        }
+    }
+}
+
+/// The HTTP routes, to merge with the gRPC services' router. Unknown paths
+/// are 404 (gRPC requests to unknown methods stay UNIMPLEMENTED).
+pub fn router(http: Arc<Http>) -> Router {
+    Router::new()
+        .route("/", get(page::index))
+        .route("/games/{id}", get(page::index))
+        .route("/assets/{*file}", get(page::asset))
+        .route("/api/health", get(api::health))
+        .route("/api/games", get(api::list_games))
+        .route("/api/games/{id}", get(api::get_game))
+        .route("/api/games/{id}/export", get(api::export_game))
+        .route("/api/games/{id}/verify", get(api::verify_game))
+        .route("/api/games/{id}/watch", get(sse::watch_game))
+        .route("/api/server/watch", get(sse::watch_server))
+        .route("/games/{id}/board.svg", get(board::svg))
+        .route("/games/{id}/board.png", get(board::png))
+        .with_state(http)
+}
+
+/// The request's `Authorization` header as gRPC metadata on `message`:
+/// the service reads the seat token exactly as from a gRPC call.
+fn grpc_request<T>(headers: &http::HeaderMap, message: T) -> tonic::Request<T> {
+    let mut only = http::HeaderMap::new();
+    if let Some(value) = headers.get(http::header::AUTHORIZATION) {
+        only.insert(http::header::AUTHORIZATION, value.clone());
+    }
+    tonic::Request::from_parts(
+        tonic::metadata::MetadataMap::from_headers(only),
+        tonic::Extensions::default(),
+        message,
+    )
+}
+
+/// The query string's parameters, decoded; a parameter given twice keeps
+/// its first value.
+fn query(raw: Option<&str>) -> std::collections::HashMap<String, String> {
+    let mut params = std::collections::HashMap::new();
+    for (key, value) in form_urlencoded::parse(raw.unwrap_or_default().as_bytes()) {
+        params
+            .entry(key.into_owned())
+            .or_insert_with(|| value.into_owned());
+    }
+    params
+}
+
+/// A game's name from the id in a path.
+fn game_name(id: &str) -> String {
+    format!("games/{id}")
+}
+
+/// What answers a path no route knows: UNIMPLEMENTED to a gRPC call (as
+/// tonic answers an unknown method), 404 to anything else.
+pub async fn fallback(request: http::Request<axum::body::Body>) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    if grpc_web::is_grpc(&request) {
+        return tonic::Status::unimplemented("").into_http::<axum::body::Body>();
+    }
+    let path = crate::api::status::quote(request.uri().path());
+    error::not_found(format!("nothing is served at {path}")).into_response()
+}

@@ -1,0 +1,157 @@
+//! The watch streams as server-sent events, for a browser's
+//! `EventSource`: the very streams of WatchGame and WatchServer (same
+//! feed, catch-up, spectator delay, keep-alives, `fell_behind`), each
+//! message one SSE event whose `data` is the message's JSON and whose `id`
+//! is where a client resumes after it: the game's version it brings the
+//! watcher to, or the store's position. A reconnecting `EventSource` sends
+//! the last id as `Last-Event-ID` and resumes right after it, without a
+//! second snapshot: it misses nothing and sees nothing twice. A game that
+//! ended at that version answers 204, which stops the reconnecting.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::Poll;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::response::sse::{Event, Sse};
+use axum::response::{IntoResponse, Response};
+use http::HeaderMap;
+use serde::Serialize;
+use tokio_stream::{Stream, StreamExt as _};
+
+use super::error::{self, Failed};
+use super::{Http, game_name, grpc_request, query};
+use crate::proto::watch_game_response::Message as G;
+use crate::proto::watch_server_response::Message as S;
+use crate::proto::watch_service_server::WatchService as _;
+use crate::proto::{self, WatchGameResponse, WatchServerResponse};
+
+type Messages<T> = Pin<Box<dyn Stream<Item = Result<T, tonic::Status>> + Send>>;
+
+/// The `Last-Event-ID` a reconnecting `EventSource` sends, if any.
+fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, Failed> {
+    let Some(value) = headers.get("last-event-id") else {
+        return Ok(None);
+    };
+    let text = value.to_str().unwrap_or_default().trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    text.parse().map(Some).map_err(|_| {
+        error::invalid(
+            "Last-Event-ID",
+            format!("not a number: {}", crate::api::status::quote(text)),
+        )
+    })
+}
+
+/// `GET /api/games/{id}/watch?from_version=N&keep_alive_ms=M`: WatchGame.
+pub async fn watch_game(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Failed> {
+    let params = query(raw.as_deref());
+    let resume = last_event_id(&headers)?;
+    let request = proto::WatchGameRequest {
+        name: game_name(&id),
+        // A reconnection resumes where the last one stopped, whatever the
+        // URL it first started from.
+        from_version: match resume {
+            Some(version) => Some(version),
+            None => error::integer(&params, "from_version")?,
+        },
+        keep_alive_ms: error::integer(&params, "keep_alive_ms")?.unwrap_or(0),
+    };
+    let mut messages: Messages<WatchGameResponse> = http
+        .watch
+        .watch_game(grpc_request(&headers, request))
+        .await?
+        .into_inner();
+    let mut first = None;
+    if resume.is_some() {
+        // The watcher has the game at that version: no second snapshot.
+        match messages.next().await {
+            Some(Ok(WatchGameResponse {
+                message: Some(G::Snapshot(_)),
+            })) => {}
+            other => first = other,
+        }
+        if first.is_none() {
+            match poll_once(&mut messages).await {
+                Poll::Ready(None) => return Ok(http::StatusCode::NO_CONTENT.into_response()),
+                Poll::Ready(Some(message)) => first = Some(message),
+                Poll::Pending => {}
+            }
+        }
+    }
+    let messages = tokio_stream::iter(first).chain(messages);
+    Ok(events(messages, game_event_id).into_response())
+}
+
+/// `GET /api/server/watch?from_position=N&keep_alive_ms=M`: WatchServer.
+pub async fn watch_server(
+    State(http): State<Arc<Http>>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Failed> {
+    let params = query(raw.as_deref());
+    let from_position = match last_event_id(&headers)? {
+        Some(position) => Some(position),
+        None => error::integer(&params, "from_position")?,
+    };
+    let request = proto::WatchServerRequest {
+        from_position,
+        keep_alive_ms: error::integer(&params, "keep_alive_ms")?.unwrap_or(0),
+    };
+    let messages: Messages<WatchServerResponse> = http
+        .watch
+        .watch_server(grpc_request(&headers, request))
+        .await?
+        .into_inner();
+    Ok(events(messages, server_event_id).into_response())
+}
+
+/// The stream's next message if it is ready now, without waiting.
+async fn poll_once<T>(messages: &mut Messages<T>) -> Poll<Option<Result<T, tonic::Status>>> {
+    std::future::poll_fn(|cx| Poll::Ready(messages.as_mut().poll_next(cx))).await
+}
+
+/// The game version a watch message brings its watcher to.
+fn game_event_id(message: &WatchGameResponse) -> Option<i64> {
+    match message.message.as_ref()? {
+        G::Snapshot(game) => Some(game.version),
+        G::Event(event) => event.event.as_ref().map(|e| e.version),
+        G::KeepAlive(version) | G::FellBehind(version) => Some(*version),
+    }
+}
+
+/// The store position a server stream's client resumes after.
+fn server_event_id(message: &WatchServerResponse) -> Option<i64> {
+    match message.message.as_ref()? {
+        S::Event(event) => Some(event.position),
+        S::KeepAlive(position) | S::FellBehind(position) => Some(*position),
+    }
+}
+
+/// Each message as an SSE event with its id; a status that ends the
+/// stream as an `error` event with the error's JSON.
+fn events<T: Serialize + Send + 'static>(
+    messages: impl Stream<Item = Result<T, tonic::Status>> + Send + 'static,
+    id: fn(&T) -> Option<i64>,
+) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static> {
+    let events = messages.map(move |message| {
+        Ok(match message {
+            Ok(message) => {
+                let event = Event::default().data(serde_json::to_string(&message).unwrap_or_default());
+                match id(&message) {
+                    Some(id) => event.id(id.to_string()),
+                    None => event,
+                }
+            }
+            Err(status) => Event::default().event("error").data(Failed(status).json()),
+        })
+    });
+    Sse::new(events)
+}
