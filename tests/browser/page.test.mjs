@@ -293,8 +293,8 @@ test("the page says so when the server is down, and recovers", async () => {
   await screenshot(game.page, "server-down-phone.png");
 
   server = await startServer({ dataDir, port });
-  await lobby.page.waitForSelector("#banner[hidden]", { timeout: 15_000 });
-  await game.page.waitForSelector("#banner[hidden]", { timeout: 15_000 });
+  await lobby.page.waitForSelector("#banner[hidden]", { state: "attached", timeout: 15_000 });
+  await game.page.waitForSelector("#banner[hidden]", { state: "attached", timeout: 15_000 });
   await shownAt(game.page, 6);
   await lobby.page.waitForSelector(`.game-card[data-game="${finished.id}"]`);
   // Only the failed connections were logged while it was down.

@@ -160,8 +160,11 @@ export async function playGame(client, created, { pauseMs = 0, botSeed = 1, unti
 
 // ------------------------------------------------------------------ browser
 
+/**
+ * Debian's chromium, headless. playwright-core's launch gives it a fresh
+ * temporary user-data dir of its own (and removes it on close).
+ */
 export async function launchBrowser() {
-  const userDataDir = mkdtempSync(join(tmpdir(), "carcassonne-chromium-"));
   const args = [
     "--headless",
     "--no-sandbox",
@@ -171,16 +174,9 @@ export async function launchBrowser() {
     "--disable-background-networking",
     "--disable-component-update",
     "--disable-sync",
-    `--user-data-dir=${userDataDir}`,
   ];
   const browser = await chromium.launch({ executablePath: CHROMIUM, args, headless: true });
-  return {
-    browser,
-    async close() {
-      await browser.close();
-      rmSync(userDataDir, { recursive: true, force: true });
-    },
-  };
+  return { browser, close: () => browser.close() };
 }
 
 /**

@@ -5,12 +5,12 @@
 import { seatStyle } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
-const WIDTH = 640;
-const HEIGHT = 220;
-const LEFT = 34;
-const RIGHT = 62;
-const TOP = 10;
-const BOTTOM = 24;
+const WIDTH = 380;
+const HEIGHT = 190;
+const LEFT = 30;
+const RIGHT = 44;
+const TOP = 8;
+const BOTTOM = 20;
 
 function node(tag, attributes = {}, text) {
   const element = document.createElementNS(SVG, tag);
@@ -73,8 +73,8 @@ export function drawChart(svg, points, names, shown) {
         d: path,
         fill: "none",
         stroke: style.colour,
-        "stroke-width": 2.5,
-        "stroke-dasharray": ["", "7 3", "2 3", "9 3 2 3", "4 2"][seat % 5],
+        "stroke-width": 2,
+        "stroke-dasharray": ["", "6 2", "2 2", "8 2 2 2", "4 1.5"][seat % 5],
         "stroke-linejoin": "round",
       }),
     );

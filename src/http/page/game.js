@@ -13,6 +13,7 @@ import {
   el,
   eventText,
   FEATURES,
+  icon,
   isFinished,
   rulesText,
   scoreChangeText,
@@ -94,7 +95,7 @@ class GamePage {
 
     const button = (label, icon, action, extra = {}) =>
       el("button", { type: "button", class: "icon-button", "aria-label": label, title: label, onclick: action, ...extra }, icon);
-    this.playButton = button("Play", "▶", () => this.togglePlay(), { "aria-pressed": "false" });
+    this.playButton = button("Play", icon("play"), () => this.togglePlay(), { "aria-pressed": "false", class: "icon-button play-button" });
     this.slider = el("input", {
       type: "range",
       min: "1",
@@ -121,11 +122,11 @@ class GamePage {
       el(
         "div",
         { class: "replay-buttons" },
-        button("First version (Home)", "⏮", () => this.step(-Infinity)),
-        button("Previous version (←)", "◀", () => this.step(-1)),
+        button("First version (Home)", icon("first"), () => this.step(-Infinity)),
+        button("Previous version (←)", icon("previous"), () => this.step(-1)),
         this.playButton,
-        button("Next version (→)", "▶▏", () => this.step(1)),
-        button("Latest version (End)", "⏭", () => this.step(Infinity)),
+        button("Next version (→)", icon("next"), () => this.step(1)),
+        button("Latest version (End)", icon("last"), () => this.step(Infinity)),
       ),
       this.slider,
       el("div", { class: "replay-extra" }, this.versionLabel, this.speedSelect, this.liveButton),
@@ -263,10 +264,11 @@ class GamePage {
     this.scheduleChart();
   }
 
-  // Catching up delivers many events at once: redraw once they settle.
+  // Catching up delivers many events at once: redraw at most every 50 ms.
   scheduleFollow() {
-    clearTimeout(this.followTimer);
+    if (this.followTimer) return;
     this.followTimer = setTimeout(() => {
+      this.followTimer = null;
       if (this.following) this.goTo(this.maxVersion, { keepFollowing: true });
     }, 50);
   }
@@ -363,7 +365,7 @@ class GamePage {
   play() {
     if (this.shown >= this.maxVersion && isFinished(this.info)) this.goTo(1);
     this.following = false;
-    this.playButton.textContent = "⏸";
+    this.playButton.replaceChildren(icon("pause"));
     this.playButton.setAttribute("aria-label", "Pause");
     this.playButton.title = "Pause";
     this.playButton.setAttribute("aria-pressed", "true");
@@ -383,7 +385,7 @@ class GamePage {
     if (!this.playing) return;
     clearTimeout(this.playing);
     this.playing = null;
-    this.playButton.textContent = "▶";
+    this.playButton.replaceChildren(icon("play"));
     this.playButton.setAttribute("aria-label", "Play");
     this.playButton.title = "Play";
     this.playButton.setAttribute("aria-pressed", "false");

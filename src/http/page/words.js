@@ -224,3 +224,27 @@ export function timeText(ms) {
   if (!value) return "";
   return new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
 }
+
+const ICONS = {
+  first: "M4 5h2.2v14H4zM13 5v14L6.5 12zM20.5 5v14L14 12z",
+  previous: "M16.5 5h2.2v14h-2.2zM15 5v14L5.5 12z",
+  play: "M7 4.5v15L19.5 12z",
+  pause: "M6.5 5h4v14h-4zM13.5 5h4v14h-4z",
+  next: "M5.3 5h2.2v14H5.3zM9 5v14l9.5-7z",
+  last: "M3.5 5v14l6.5-7zM11 5v14l6.5-7zM17.8 5H20v14h-2.2z",
+};
+
+/** A button icon (hidden from assistive technology: the button is labelled). */
+export function icon(name) {
+  const svg = document.createElementNS(SVG, "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("width", "18");
+  svg.setAttribute("height", "18");
+  svg.setAttribute("aria-hidden", "true");
+  svg.setAttribute("class", "icon");
+  const path = document.createElementNS(SVG, "path");
+  path.setAttribute("d", ICONS[name]);
+  path.setAttribute("fill", "currentColor");
+  svg.append(path);
+  return svg;
+}
