@@ -194,12 +194,13 @@ async fn blocking<T: Send + 'static>(
 }
 
 fn render_svg(game: &Game, coordinates: bool) -> String {
-    // PLACEHOLDER until carcassonne-picture is merged.
-    let _ = (game, coordinates);
-    String::from("<svg xmlns=\"http://www.w3.org/2000/svg\"/>")
+    let options = carcassonne_picture::BoardOptions {
+        coordinates,
+        ..carcassonne_picture::BoardOptions::default()
+    };
+    carcassonne_picture::board_svg(game, &options)
 }
 
 fn render_png(svg: &str) -> Result<Vec<u8>, ApiError> {
-    let _ = svg;
-    Err(ApiError::Internal("no renderer yet".to_owned()))
+    carcassonne_picture::svg_to_png(svg).map_err(|e| ApiError::Internal(format!("png: {e}")))
 }

@@ -48,6 +48,12 @@ async function screenshot(page, name) {
 
 /** The version and scores the game page shows, once it shows `version`. */
 async function shownAt(page, version, timeout = 15_000) {
+  const state = () =>
+    page.evaluate(() => {
+      const game = document.querySelector("article.game");
+      const image = document.querySelector(".board-image");
+      return JSON.stringify({ ...game?.dataset, src: image?.dataset.src, complete: image?.complete, width: image?.naturalWidth, banner: !document.getElementById("banner").hidden });
+    });
   await page.waitForFunction(
     (v) => {
       const game = document.querySelector("article.game");
@@ -62,7 +68,9 @@ async function shownAt(page, version, timeout = 15_000) {
     },
     version,
     { timeout },
-  );
+  ).catch(async (error) => {
+    throw new Error(`the page did not show version ${version}: ${await state()}`, { cause: error });
+  });
   return page.evaluate(() => ({
     version: Number(document.querySelector("article.game").dataset.version),
     scores: document.querySelector("article.game").dataset.scores.split(",").map(Number),

@@ -2,6 +2,7 @@
 // drag, touch pinch and drag, the +/- buttons and keys. It fits the picture
 // to the viewport until the viewer moves it ("Fit" brings that back).
 
+import { backoff } from "./api.js";
 import { el } from "./words.js";
 
 const MIN_SCALE = 0.05;
@@ -62,18 +63,33 @@ export class BoardView {
     next.src = url;
     return next
       .decode()
-      .catch(() => null) // a failed load keeps the previous picture
-      .then(() => {
+      .then(() => next.naturalWidth > 0)
+      .catch(() => false)
+      .then((loaded) => {
         if (this.wanted !== url) return;
-        this.image.src = url;
-        this.image.alt = alt;
-        this.image.dataset.src = url;
-        const sized = () => {
-          if (this.fitting) this.fit();
-          else this.apply();
-        };
-        if (this.image.complete) sized();
-        else this.image.addEventListener("load", sized, { once: true });
+        if (!loaded) {
+          // Keep the previous picture, and try again while it is wanted
+          // (the server may be down for a while).
+          this.failures = (this.failures ?? 0) + 1;
+          setTimeout(() => {
+            if (this.wanted !== url) return;
+            this.wanted = null;
+            this.show(url, alt);
+          }, backoff(Math.min(this.failures, 5)));
+          return;
+        }
+        this.failures = 0;
+        // The loaded image itself takes the old one's place: what shows is
+        // exactly what was loaded, with no second request.
+        next.className = "board-image";
+        next.alt = alt;
+        next.draggable = false;
+        next.dataset.src = url;
+        next.style.transform = this.image.style.transform;
+        this.image.replaceWith(next);
+        this.image = next;
+        if (this.fitting) this.fit();
+        else this.apply();
       });
   }
 

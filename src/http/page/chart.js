@@ -2,13 +2,13 @@
 // from the scores each watched event carries, with a marker at the version
 // shown.
 
-import { seatStyle } from "./words.js";
+import { seatMark, seatStyle } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 380;
 const HEIGHT = 190;
 const LEFT = 30;
-const RIGHT = 44;
+const RIGHT = 70;
 const TOP = 8;
 const BOTTOM = 20;
 
@@ -68,6 +68,8 @@ export function drawChart(svg, points, names, shown) {
     }
     path += `H${x(points.at(-1)?.version ?? 1).toFixed(1)}`;
     const style = seatStyle(seat);
+    // A dark casing under each line keeps the light colours (yellow) legible.
+    svg.append(node("path", { d: path, fill: "none", stroke: "#1b1b1b", "stroke-opacity": 0.55, "stroke-width": 3.6, "stroke-linejoin": "round" }));
     svg.append(
       node("path", {
         d: path,
@@ -86,8 +88,11 @@ export function drawChart(svg, points, names, shown) {
   for (const end of ends) {
     const labelY = Math.max(y(end.score) + 4, lastY + 13);
     lastY = labelY;
-    const label = `${seatStyle(end.seat).letter} ${end.score}`;
-    svg.append(node("text", { x: WIDTH - RIGHT + 6, y: labelY, class: "chart-label", fill: seatStyle(end.seat).colour }, label));
+    const short = end.name.length > 7 ? `${end.name.slice(0, 6)}…` : end.name;
+    const mark = seatMark(end.seat, 11);
+    mark.setAttribute("x", WIDTH - RIGHT + 4);
+    mark.setAttribute("y", labelY - 9.5);
+    svg.append(mark, node("text", { x: WIDTH - RIGHT + 18, y: labelY, class: "chart-label" }, `${short} ${end.score}`));
   }
   if (shown) {
     const marker = x(Math.min(shown, lastVersion));

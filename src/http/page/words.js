@@ -3,16 +3,18 @@
 
 import { num } from "./api.js";
 
-// The colours and follower shapes of the seats, as the board picture draws
-// them (crates/picture): each seat also has its own shape and letter, so
-// colours never have to be told apart alone.
+// The colours and follower shapes of the seats, exactly as the board
+// picture draws them (crates/picture, palette.rs: the Okabe–Ito colours,
+// distinguishable with the common colour-vision deficiencies, and a shape
+// per seat, so that colour never has to be told apart alone).
 export const SEATS = [
-  { colour: "#d7263d", shape: "circle", letter: "A" },
-  { colour: "#1b62c6", shape: "square", letter: "B" },
-  { colour: "#e8b10c", shape: "triangle", letter: "C" },
-  { colour: "#1a9850", shape: "diamond", letter: "D" },
-  { colour: "#222222", shape: "hexagon", letter: "E" },
+  { colour: "#d55e00", shape: "circle" },
+  { colour: "#0072b2", shape: "square" },
+  { colour: "#f0e442", shape: "triangle" },
+  { colour: "#cc79a7", shape: "diamond" },
+  { colour: "#56b4e9", shape: "hexagon" },
 ];
+const OUTLINE = "#1b1b1b";
 
 export function seatStyle(seat) {
   return SEATS[seat % SEATS.length];
@@ -20,53 +22,37 @@ export function seatStyle(seat) {
 
 const SVG = "http://www.w3.org/2000/svg";
 
-/** A small SVG of a seat's follower shape in its colour, with its letter. */
+// The picture's shapes (palette.rs `follower`), in units of the radius.
+const SHAPES = {
+  square: [[-0.85, -0.85], [0.85, -0.85], [0.85, 0.85], [-0.85, 0.85]],
+  triangle: [[0, -1.15], [1.05, 0.8], [-1.05, 0.8]],
+  diamond: [[0, -1.2], [1.2, 0], [0, 1.2], [-1.2, 0]],
+  hexagon: [[-0.5, -0.9], [0.5, -0.9], [1.05, 0], [0.5, 0.9], [-0.5, 0.9], [-1.05, 0]],
+};
+
+/** A seat's follower as the board picture draws it, `size` pixels wide. */
 export function seatMark(seat, size = 18) {
   const style = seatStyle(seat);
   const svg = document.createElementNS(SVG, "svg");
-  svg.setAttribute("viewBox", "0 0 20 20");
+  svg.setAttribute("viewBox", "-10 -10 20 20");
   svg.setAttribute("width", size);
   svg.setAttribute("height", size);
   svg.setAttribute("class", "seat-mark");
   svg.setAttribute("aria-hidden", "true");
+  const r = 7.6;
   let shape;
-  switch (style.shape) {
-    case "square":
-      shape = document.createElementNS(SVG, "rect");
-      shape.setAttribute("x", "2.5");
-      shape.setAttribute("y", "2.5");
-      shape.setAttribute("width", "15");
-      shape.setAttribute("height", "15");
-      shape.setAttribute("rx", "2");
-      break;
-    case "triangle":
-      shape = polygon("10,1.5 18.5,17.5 1.5,17.5");
-      break;
-    case "diamond":
-      shape = polygon("10,1 19,10 10,19 1,10");
-      break;
-    case "hexagon":
-      shape = polygon("10,1 18,5.5 18,14.5 10,19 2,14.5 2,5.5");
-      break;
-    default:
-      shape = document.createElementNS(SVG, "circle");
-      shape.setAttribute("cx", "10");
-      shape.setAttribute("cy", "10");
-      shape.setAttribute("r", "8.5");
+  if (style.shape === "circle") {
+    shape = document.createElementNS(SVG, "circle");
+    shape.setAttribute("r", String(r));
+  } else {
+    const points = SHAPES[style.shape].map(([x, y]) => `${(x * r).toFixed(2)},${(y * r + (style.shape === "triangle" ? 1 : 0)).toFixed(2)}`);
+    shape = polygon(points.join(" "));
   }
   shape.setAttribute("fill", style.colour);
-  shape.setAttribute("stroke", "#fff");
-  shape.setAttribute("stroke-width", "1.2");
-  const letter = document.createElementNS(SVG, "text");
-  letter.setAttribute("x", "10");
-  letter.setAttribute("y", style.shape === "triangle" ? "15" : "14");
-  letter.setAttribute("text-anchor", "middle");
-  letter.setAttribute("font-size", "10");
-  letter.setAttribute("font-weight", "700");
-  letter.setAttribute("font-family", "system-ui, sans-serif");
-  letter.setAttribute("fill", style.shape === "triangle" ? "#222" : "#fff");
-  letter.textContent = style.letter;
-  svg.append(shape, letter);
+  shape.setAttribute("stroke", OUTLINE);
+  shape.setAttribute("stroke-width", String(r * 0.22));
+  shape.setAttribute("stroke-linejoin", "round");
+  svg.append(shape);
   return svg;
 }
 

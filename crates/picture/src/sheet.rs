@@ -1,0 +1,56 @@
+//! Pictures of tiles alone: one tile (for the documentation) and a sheet
+//! of every kind with its name.
+
+use std::fmt::Write as _;
+
+use carcassonne_engine::{Rotation, TileKind};
+
+use crate::board::{svg_open, tile_defs, tile_use};
+use crate::geometry::TILE;
+use crate::svg::{Num, escape};
+
+/// One tile at `rotation`, 100 units (and pixels) a side.
+pub fn tile_svg(kind: TileKind, rotation: Rotation) -> String {
+    let mut out = String::with_capacity(4096);
+    svg_open(&mut out, (TILE, TILE), 1.0);
+    tile_defs(&mut out, [kind]);
+    tile_use(&mut out, kind, (0.0, 0.0), rotation);
+    out.push_str("</svg>\n");
+    out
+}
+
+const COLUMNS: usize = 8;
+const GAP: f32 = 14.0;
+const LABEL: f32 = 22.0;
+
+/// Every tile kind of the catalogue, in its order, each with its name
+/// below it (SVG text).
+pub fn tile_sheet_svg() -> String {
+    let kinds: Vec<TileKind> = TileKind::all().collect();
+    let rows = kinds.len().div_ceil(COLUMNS);
+    let cell = (TILE + GAP, TILE + LABEL + GAP);
+    let size = (COLUMNS as f32 * cell.0 + GAP, rows as f32 * cell.1 + GAP);
+    let mut out = String::with_capacity(64 * 1024);
+    svg_open(&mut out, size, 1.0);
+    let _ = write!(
+        out,
+        r##"<rect width="{}" height="{}" fill="#ebe5d3"/>"##,
+        Num(size.0),
+        Num(size.1)
+    );
+    tile_defs(&mut out, kinds.iter().copied());
+    for (i, &kind) in kinds.iter().enumerate() {
+        let x = GAP + (i % COLUMNS) as f32 * cell.0;
+        let y = GAP + (i / COLUMNS) as f32 * cell.1;
+        tile_use(&mut out, kind, (x, y), Rotation::R0);
+        let _ = write!(
+            out,
+            r##"<text x="{}" y="{}" font-size="15" font-family="sans-serif" text-anchor="middle" fill="#2b2118">{}</text>"##,
+            Num(x + TILE / 2.0),
+            Num(y + TILE + 16.0),
+            escape(kind.name())
+        );
+    }
+    out.push_str("</svg>\n");
+    out
+}
