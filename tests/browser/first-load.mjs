@@ -34,10 +34,21 @@ async function coldLoad(browser, url, ready) {
     received.set(event.requestId, (received.get(event.requestId) ?? 0) + event.encodedDataLength);
   });
   cdp.on("Network.loadingFinished", (event) => finished.set(event.requestId, event.encodedDataLength));
+  const urls = new Map(); // request id -> address
+  const ends = new Map(); // request id -> ms from the start
+  cdp.on("Network.requestWillBeSent", (event) => urls.set(event.requestId, event.request.url));
+  cdp.on("Network.loadingFinished", (event) => ends.set(event.requestId, performance.now() - start));
   const start = performance.now();
   await page.goto(url);
   await ready(page);
   const ms = performance.now() - start;
+  // Late reports of responses already complete.
+  await new Promise((done) => setTimeout(done, 200));
+  if (process.env.DETAIL) {
+    for (const [id, address] of urls) {
+      console.log(`    ${(ends.get(id) ?? NaN).toFixed(0).padStart(5)} ms ${String(finished.get(id) ?? received.get(id) ?? 0).padStart(7)} B ${address.replace(/^http:\/\/[^/]+/, "")}`);
+    }
+  }
   let bytes = 0;
   for (const [id, length] of received) bytes += finished.has(id) ? 0 : length;
   for (const length of finished.values()) bytes += length;

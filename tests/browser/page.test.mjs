@@ -114,7 +114,11 @@ test("a game page follows a bot's game live to the end", async () => {
       // the page is closing
     }
   }, 100);
-  const last = await playGame(client, created, { pauseMs: 25, botSeed: 3 });
+  const playing = playGame(client, created, { pauseMs: 25, botSeed: 3 });
+  // A picture of the game while it runs, for the closing note.
+  await page.waitForFunction(() => Number(document.querySelector("article.game")?.dataset.version) >= 60, null, { timeout: 20_000 });
+  await screenshot(page, "game-live-desktop.png");
+  const last = await playing;
   clearInterval(sample);
   const server_ = await client.getGame({ name: created.name });
   assert.equal(server_.game.status, "GAME_STATUS_FINISHED");

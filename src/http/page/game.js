@@ -285,7 +285,10 @@ class GamePage {
   async finish() {
     this.finished = true;
     this.stream.close();
-    for (;;) {
+    // A game that ended while watched: read it whole again (the seed, the
+    // winners); one that was over when the page opened has all that.
+    const ended = !isFinished(this.info);
+    while (ended) {
       try {
         this.info = (await getJson(apiGamePath(this.id))).game ?? this.info;
         break;
@@ -294,10 +297,12 @@ class GamePage {
         await new Promise((resolve) => setTimeout(resolve, 1000));
       }
     }
-    this.renderHead();
     this.renderFinal();
-    this.renderAudit();
-    if (this.following) this.goTo(this.maxVersion, { keepFollowing: true });
+    if (ended) {
+      this.renderHead();
+      this.renderAudit();
+      if (this.following) this.goTo(this.maxVersion, { keepFollowing: true });
+    }
   }
 
   /** The game at `version`, from the cache or the server. */
@@ -447,7 +452,10 @@ class GamePage {
     this.liveButton.classList.toggle("on", live);
     this.liveButton.setAttribute("aria-pressed", String(live));
     this.shareLink.href = `${gamePath(this.id)}?v=${version}`;
-    const url = live ? gamePath(this.id) : `${gamePath(this.id)}?v=${version}`;
+    // The address holds the version, except at the end of a finished game
+    // and while following a running one live.
+    const plain = version === this.maxVersion && (this.following || isFinished(this.info));
+    const url = plain ? gamePath(this.id) : `${gamePath(this.id)}?v=${version}`;
     if (location.pathname + location.search !== url) history.replaceState(null, "", url);
     this.highlightMove();
   }
@@ -554,7 +562,7 @@ class GamePage {
     current.querySelector("button")?.setAttribute("aria-current", "step");
     // Scroll the list itself, never the page.
     const list = this.moveList;
-    const top = current.offsetTop - list.offsetTop;
+    const top = current.offsetTop; // the list is the rows' offset parent
     if (top < list.scrollTop || top + current.offsetHeight > list.scrollTop + list.clientHeight) {
       list.scrollTop = top - list.clientHeight / 3;
     }
