@@ -165,6 +165,9 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
     for t in game.tiles() {
         tile_use(&mut out, t.kind, layout.origin(t.pos), t.rotation);
     }
+    for t in game.tiles() {
+        tile::tile_marks(&mut out, t.def(), t.rotation, layout.origin(t.pos));
+    }
     if let Some(city) = game.city() {
         city::quarters(&mut out, game, city, &|pos| layout.origin(pos));
     }
@@ -196,14 +199,14 @@ fn followers(out: &mut String, game: &Game, layout: &Layout) {
         *nth += 1;
         let origin = layout.origin(f.at);
         let at = (origin.0 + anchor.0 + shift, origin.1 + anchor.1 + shift * 0.4);
-        follower_with_number(out, f.owner.index(), at, FOLLOWER_RADIUS);
+        follower_with_number(out, f.owner.index(), at, palette::follower_radius(f.kind));
     }
 }
 
 fn highlight(out: &mut String, (x, y): Point) {
     let _ = write!(
         out,
-        r#"<rect x="{}" y="{}" width="{w}" height="{w}" fill="none" stroke="{HIGHLIGHT}" stroke-width="4"/><rect x="{}" y="{}" width="{w2}" height="{w2}" fill="none" stroke="{OUTLINE}" stroke-width="1.5"/>"#,
+        r#"<g class="last"><rect x="{}" y="{}" width="{w}" height="{w}" fill="none" stroke="{HIGHLIGHT}" stroke-width="4"/><rect x="{}" y="{}" width="{w2}" height="{w2}" fill="none" stroke="{OUTLINE}" stroke-width="1.5"/></g>"#,
         Num(x + 3.5),
         Num(y + 3.5),
         Num(x + 0.75),
@@ -214,7 +217,7 @@ fn highlight(out: &mut String, (x, y): Point) {
 }
 
 fn coordinates(out: &mut String, layout: &Layout) {
-    out.push_str(r##"<g font-size="16" font-family="sans-serif" fill="#4a4030" text-anchor="middle">"##);
+    out.push_str(r##"<g class="coordinates" font-size="16" font-family="sans-serif" fill="#4a4030" text-anchor="middle">"##);
     for x in layout.lo.x..=layout.hi.x {
         let (left, _) = layout.origin(Pos::new(x, layout.hi.y));
         let _ = write!(

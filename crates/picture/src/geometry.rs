@@ -18,8 +18,10 @@ pub const TILE: f32 = 100.0;
 const CENTRE: Point = (50.0, 50.0);
 
 /// How far a city's inner wall reaches into the tile across one edge (a
-/// band's side or a notch), and across three (a cap), at its deepest.
-const SIDE_DEPTH: f32 = 40.0;
+/// band's side; a notch, deeper to leave room to the field beside its
+/// road), and across three (a cap), at its deepest (controls of cubics).
+const SIDE_DEPTH: f32 = 36.0;
+const NOTCH_DEPTH: f32 = 46.0;
 const CAP_DEPTH: f32 = 38.0;
 /// How far the City of Carcassonne reaches past its own half-edges into a
 /// field's, so that the middle of a wall edge is always city.
@@ -30,6 +32,8 @@ const ROAD_ANCHOR: f32 = 22.0;
 const SHORT_ROAD_ANCHOR: f32 = 15.0;
 /// A field's follower stands this far inside, from an edge or a corner.
 const FIELD_INSET: f32 = 14.0;
+/// ... or from a half-edge, nearer its border to keep clear of a wall.
+const HALF_INSET: f32 = 12.0;
 const CORNER_INSET: f32 = 0.36;
 
 /// One piece of an outline, from the current point.
@@ -156,9 +160,14 @@ pub fn city_outline(mask: u8) -> Outline {
         let curve = match run {
             1 => {
                 let n = inward(Dir::from_index(d));
+                let depth = if mask.count_ones() == 3 {
+                    NOTCH_DEPTH
+                } else {
+                    SIDE_DEPTH
+                };
                 Step::Cubic(
-                    add(lerp(from, to, 0.3), n, SIDE_DEPTH),
-                    add(lerp(from, to, 0.7), n, SIDE_DEPTH),
+                    add(lerp(from, to, 0.3), n, depth),
+                    add(lerp(from, to, 0.7), n, depth),
                     to,
                 )
             }
@@ -415,7 +424,7 @@ fn field_anchor(segment: &SegmentDef) -> Point {
     } else {
         (perimeter(half.index() + 1), perimeter(half.index()))
     };
-    add(lerp(from, to, 0.6), inward(half.dir()), FIELD_INSET)
+    add(lerp(from, to, 0.6), inward(half.dir()), HALF_INSET)
 }
 
 /// Where the follower of segment `segment` of `kind` stands once the tile

@@ -27,6 +27,7 @@ pub const HIGHLIGHT: &str = "#ffffff";
 pub const FIELD_RGB: [u8; 3] = [0x8d, 0xbf, 0x55];
 pub const CITY_RGB: [u8; 3] = [0xd9, 0xb2, 0x7a];
 pub const ROAD_RGB: [u8; 3] = [0xf4, 0xed, 0xdb];
+pub const ROAD_EDGE_RGB: [u8; 3] = [0x76, 0x66, 0x4a];
 pub const RIVER_RGB: [u8; 3] = [0x3f, 0x8f, 0xd2];
 
 /// Okabe–Ito: vermillion, blue, yellow, reddish purple, sky blue.
@@ -61,8 +62,17 @@ pub fn seat_shape(seat: usize) -> Shape {
     Shape::ALL[seat % Shape::ALL.len()]
 }
 
-/// The radius followers are drawn with, in tile units.
+/// The radius followers are drawn with, in tile units: thieves a little
+/// smaller, to stand on their road.
 pub const FOLLOWER_RADIUS: f32 = 7.5;
+pub const THIEF_RADIUS: f32 = 6.0;
+
+pub fn follower_radius(kind: carcassonne_engine::FeatureKind) -> f32 {
+    match kind {
+        carcassonne_engine::FeatureKind::Road => THIEF_RADIUS,
+        _ => FOLLOWER_RADIUS,
+    }
+}
 
 /// A follower of `seat` centred at `at`, `r` its radius.
 pub fn follower(out: &mut String, seat: usize, at: Point, r: f32) {
@@ -91,7 +101,7 @@ pub fn follower(out: &mut String, seat: usize, at: Point, r: f32) {
         }
         Shape::Square => polygon(out, &[(-0.85, -0.85), (0.85, -0.85), (0.85, 0.85), (-0.85, 0.85)]),
         Shape::Triangle => polygon(out, &[(0.0, -1.15), (1.05, 0.8), (-1.05, 0.8)]),
-        Shape::Diamond => polygon(out, &[(0.0, -1.2), (1.2, 0.0), (0.0, 1.2), (-1.2, 0.0)]),
+        Shape::Diamond => polygon(out, &[(0.0, -1.12), (1.12, 0.0), (0.0, 1.12), (-1.12, 0.0)]),
         Shape::Hexagon => polygon(
             out,
             &[

@@ -8,13 +8,21 @@ use carcassonne_engine::{Rotation, TileKind};
 use crate::board::{svg_open, tile_defs, tile_use};
 use crate::geometry::TILE;
 use crate::svg::{Num, escape};
+use crate::tile;
 
 /// One tile at `rotation`, 100 units (and pixels) a side.
 pub fn tile_svg(kind: TileKind, rotation: Rotation) -> String {
+    tile_svg_with(kind, rotation, "")
+}
+
+/// One tile with more drawn over it (`over`: SVG elements in tile units).
+pub(crate) fn tile_svg_with(kind: TileKind, rotation: Rotation, over: &str) -> String {
     let mut out = String::with_capacity(4096);
     svg_open(&mut out, (TILE, TILE), 1.0);
     tile_defs(&mut out, [kind]);
     tile_use(&mut out, kind, (0.0, 0.0), rotation);
+    tile::tile_marks(&mut out, kind.def(), rotation, (0.0, 0.0));
+    out.push_str(over);
     out.push_str("</svg>\n");
     out
 }
@@ -43,6 +51,7 @@ pub fn tile_sheet_svg() -> String {
         let x = GAP + (i % COLUMNS) as f32 * cell.0;
         let y = GAP + (i / COLUMNS) as f32 * cell.1;
         tile_use(&mut out, kind, (x, y), Rotation::R0);
+        tile::tile_marks(&mut out, kind.def(), Rotation::R0, (x, y));
         let _ = write!(
             out,
             r##"<text x="{}" y="{}" font-size="15" font-family="sans-serif" text-anchor="middle" fill="#2b2118">{}</text>"##,

@@ -1,1 +1,322 @@
-//! Unit tests of the renderer.
+//! Unit tests of the renderer: every tile kind in every rotation is
+//! rasterised and read back, to show that it is drawn where the catalogue
+//! says (edge colours, segment anchors, the extent of each segment by
+//! flood fill) and that followers stand inside their segment.
+
+use carcassonne_engine::{Dir, EdgeKind, FeatureKind, Half, Rotation, TileKind};
+
+use crate::geometry::{self, Point, TILE};
+use crate::palette::{self, CITY_RGB, FIELD_RGB, RIVER_RGB, ROAD_EDGE_RGB, ROAD_RGB};
+use crate::png::{Raster, rasterise};
+use crate::sheet::{tile_svg, tile_svg_with};
+use crate::svg::Num;
+
+/// Pixels per tile unit in these tests.
+const SCALE: f32 = 2.0;
+/// How far inside the tile the border is sampled, in tile units.
+const INSET: f32 = 3.0;
+
+/// A tile rasterised, with its pixels as RGB.
+struct Picture {
+    width: usize,
+    height: usize,
+    rgb: Vec<[u8; 3]>,
+}
+
+impl Picture {
+    fn of(svg: &str) -> Picture {
+        let Raster { width, height, rgba } = rasterise(svg, SCALE).unwrap_or_else(|e| panic!("{e}\n{svg}"));
+        let rgb = rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2]]).collect();
+        Picture {
+            width: width as usize,
+            height: height as usize,
+            rgb,
+        }
+    }
+
+    fn index(&self, p: Point) -> usize {
+        let x = ((p.0 * SCALE) as usize).min(self.width - 1);
+        let y = ((p.1 * SCALE) as usize).min(self.height - 1);
+        y * self.width + x
+    }
+
+    fn at(&self, p: Point) -> [u8; 3] {
+        self.rgb[self.index(p)]
+    }
+
+    /// The pixels reached from `start` through pixels of `colour`
+    /// (4-connected).
+    fn flood(&self, start: Point, colour: [u8; 3]) -> Vec<bool> {
+        self.flood_through(start, &[colour])
+    }
+
+    fn flood_through(&self, start: Point, colours: &[[u8; 3]]) -> Vec<bool> {
+        let mut region = vec![false; self.rgb.len()];
+        let first = self.index(start);
+        let near = |c: [u8; 3]| colours.iter().any(|&k| near(c, k));
+        if !near(self.rgb[first]) {
+            return region;
+        }
+        let mut stack = vec![first];
+        region[first] = true;
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % self.width, i / self.width);
+            let mut visit = |j: usize| {
+                if !region[j] && near(self.rgb[j]) {
+                    region[j] = true;
+                    stack.push(j);
+                }
+            };
+            if x > 0 {
+                visit(i - 1);
+            }
+            if x + 1 < self.width {
+                visit(i + 1);
+            }
+            if y > 0 {
+                visit(i - self.width);
+            }
+            if y + 1 < self.height {
+                visit(i + self.width);
+            }
+        }
+        region
+    }
+
+    /// `region` with its holes filled (what it encloses, such as a pennant
+    /// inside a city), grown by one pixel (the anti-aliased rim).
+    fn enclosed(&self, region: &[bool]) -> Vec<bool> {
+        let (w, h) = (self.width, self.height);
+        let mut outside = vec![false; region.len()];
+        let mut stack: Vec<usize> = (0..region.len())
+            .filter(|&i| !region[i] && (i % w == 0 || i % w == w - 1 || i / w == 0 || i / w == h - 1))
+            .collect();
+        for &i in &stack {
+            outside[i] = true;
+        }
+        while let Some(i) = stack.pop() {
+            let (x, y) = (i % w, i / w);
+            let neighbours = [
+                (x > 0).then(|| i - 1),
+                (x + 1 < w).then(|| i + 1),
+                (y > 0).then(|| i - w),
+                (y + 1 < h).then(|| i + w),
+            ];
+            for j in neighbours.into_iter().flatten() {
+                if !outside[j] && !region[j] {
+                    outside[j] = true;
+                    stack.push(j);
+                }
+            }
+        }
+        let filled: Vec<bool> = outside.iter().map(|o| !o).collect();
+        (0..filled.len())
+            .map(|i| {
+                let (x, y) = (i % w, i / w);
+                filled[i]
+                    || (x > 0 && filled[i - 1])
+                    || (x + 1 < w && filled[i + 1])
+                    || (y > 0 && filled[i - w])
+                    || (y + 1 < h && filled[i + w])
+            })
+            .collect()
+    }
+}
+
+fn near(a: [u8; 3], b: [u8; 3]) -> bool {
+    a.iter().zip(b).all(|(&x, y)| x.abs_diff(y) <= 28)
+}
+
+fn edge_colour(kind: EdgeKind) -> [u8; 3] {
+    match kind {
+        EdgeKind::Field => FIELD_RGB,
+        EdgeKind::Road => ROAD_RGB,
+        EdgeKind::City | EdgeKind::Wall => CITY_RGB,
+        EdgeKind::Water => RIVER_RGB,
+    }
+}
+
+fn feature_colour(kind: FeatureKind) -> Option<[u8; 3]> {
+    match kind {
+        FeatureKind::Field => Some(FIELD_RGB),
+        FeatureKind::City => Some(CITY_RGB),
+        FeatureKind::Road => Some(ROAD_RGB),
+        FeatureKind::Cloister => None,
+    }
+}
+
+fn inside(p: Point, d: Dir) -> Point {
+    let (mx, my) = p;
+    let (nx, ny) = geometry::inward(d);
+    (mx + nx * INSET, my + ny * INSET)
+}
+
+fn edge_sample(d: Dir) -> Point {
+    inside(geometry::edge_mid(d), d)
+}
+
+fn half_sample(h: Half) -> Point {
+    inside(geometry::half_mid(h), h.dir())
+}
+
+fn all_tiles() -> impl Iterator<Item = (TileKind, Rotation)> {
+    TileKind::all().flat_map(|k| Rotation::ALL.map(|r| (k, r)))
+}
+
+fn report(failures: Vec<String>) {
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.iter().take(60).cloned().collect::<Vec<_>>().join("\n")
+    );
+}
+
+#[test]
+fn every_edge_of_every_tile_in_every_rotation_shows_its_kind_colour_at_its_middle() {
+    let mut failures = Vec::new();
+    for (kind, rotation) in all_tiles() {
+        let picture = Picture::of(&tile_svg(kind, rotation));
+        let layout = kind.def().at(rotation);
+        for d in Dir::ALL {
+            let edge = layout.edges[d.index()];
+            let seen = picture.at(edge_sample(d));
+            if !near(seen, edge_colour(edge)) {
+                failures.push(format!(
+                    "{kind} at {rotation}: edge {d} is {} but shows {seen:?}",
+                    edge.name()
+                ));
+            }
+        }
+    }
+    report(failures);
+}
+
+/// Each field, city and road segment: its anchor shows its colour, and a
+/// flood fill from the anchor through that colour reaches every edge (or
+/// half-edge, for fields) of the segment and none of another segment of
+/// the same kind: two fields split by a road are drawn apart.
+#[test]
+fn every_segment_is_drawn_where_the_catalogue_says_and_apart_from_the_others() {
+    let mut failures = Vec::new();
+    let mut floods = 0;
+    for (kind, rotation) in all_tiles() {
+        let def = kind.def();
+        let layout = def.at(rotation);
+        let picture = Picture::of(&tile_svg(kind, rotation));
+        for (i, segment) in def.segments.iter().enumerate() {
+            let i = i as u8;
+            let anchor = geometry::segment_anchor(kind, rotation, i);
+            let name = format!("{kind} at {rotation}: {} segment {i}", segment.kind);
+            let Some(colour) = feature_colour(segment.kind) else {
+                continue;
+            };
+            if !near(picture.at(anchor), colour) {
+                failures.push(format!(
+                    "{name}: its anchor {anchor:?} shows {:?}",
+                    picture.at(anchor)
+                ));
+                continue;
+            }
+            let region = picture.flood(anchor, colour);
+            floods += 1;
+            let same_kind = |s: u8| {
+                def.segments
+                    .get(usize::from(s))
+                    .is_some_and(|o| o.kind == segment.kind)
+            };
+            let mut check = |place: String, sample: Point, owner: u8| {
+                let reached = region[picture.index(sample)];
+                if owner == i && !reached {
+                    failures.push(format!("{name} does not reach {place}"));
+                } else if owner != i && same_kind(owner) && reached {
+                    failures.push(format!("{name} runs into segment {owner} at {place}"));
+                }
+            };
+            if segment.kind == FeatureKind::Field {
+                for h in Half::ALL {
+                    check(h.to_string(), half_sample(h), layout.half_segment[h.index()]);
+                }
+            } else {
+                for d in Dir::ALL {
+                    check(d.to_string(), edge_sample(d), layout.edge_segment[d.index()]);
+                }
+            }
+        }
+    }
+    assert!(floods > 400, "only {floods} segments checked");
+    report(failures);
+}
+
+/// Every seat's shape drawn at a segment's anchor changes only pixels of
+/// that segment (its flood-filled region with what it encloses), or of the
+/// cloister's chapel for a monk.
+#[test]
+fn a_follower_is_drawn_inside_the_segment_it_stands_on() {
+    let mut failures = Vec::new();
+    for (kind, rotation) in all_tiles() {
+        let def = kind.def();
+        let plain = Picture::of(&tile_svg(kind, rotation));
+        for (i, segment) in def.segments.iter().enumerate() {
+            let anchor = geometry::segment_anchor(kind, rotation, i as u8);
+            let mut over = String::new();
+            for seat in 0..5 {
+                palette::follower(&mut over, seat, anchor, palette::follower_radius(segment.kind));
+            }
+            let with = Picture::of(&tile_svg_with(kind, rotation, &over));
+            let allowed: Vec<bool> = match feature_colour(segment.kind) {
+                // A road with its kerbs.
+                Some(ROAD_RGB) => plain.enclosed(&plain.flood_through(anchor, &[ROAD_RGB, ROAD_EDGE_RGB])),
+                Some(colour) => plain.enclosed(&plain.flood(anchor, colour)),
+                None => {
+                    // The chapel: its walls, roof and cross.
+                    let (x, y) = geometry::rotate(geometry::cloister_point(def), Rotation::R0);
+                    let (x, y) = geometry::rotate((x, y), rotation);
+                    (0..plain.rgb.len())
+                        .map(|j| {
+                            let (px, py) =
+                                ((j % plain.width) as f32 / SCALE, (j / plain.width) as f32 / SCALE);
+                            (px - x).abs() <= 16.0 && py >= y - 22.0 && py <= y + 14.0
+                        })
+                        .collect()
+                }
+            };
+            let stray = (0..plain.rgb.len())
+                .filter(|&j| plain.rgb[j] != with.rgb[j] && !allowed[j])
+                .count();
+            let drawn = (0..plain.rgb.len())
+                .filter(|&j| plain.rgb[j] != with.rgb[j])
+                .count();
+            if stray > 0 || drawn < 100 {
+                failures.push(format!(
+                    "{kind} at {rotation}: a {} at {anchor:?}: {stray} of {drawn} changed pixels outside its segment",
+                    segment.kind.follower_name()
+                ));
+            }
+        }
+    }
+    report(failures);
+}
+
+#[test]
+fn numbers_are_written_with_at_most_two_decimals_and_no_negative_zero() {
+    let written: Vec<String> = [0.0, -0.0, 1.0, 62.5, 33.333, -4.25, 0.004, -0.004, 100.10]
+        .iter()
+        .map(|&x| Num(x).to_string())
+        .collect();
+    assert_eq!(
+        written,
+        ["0", "0", "1", "62.5", "33.33", "-4.25", "0", "0", "100.1"]
+    );
+}
+
+#[test]
+fn a_tile_turned_by_the_catalogue_moves_its_anchors_as_the_picture_turns() {
+    // The N edge's middle goes to the E edge at 90 degrees, clockwise.
+    assert_eq!(
+        geometry::rotate(geometry::edge_mid(Dir::N), Rotation::R90),
+        geometry::edge_mid(Dir::E)
+    );
+    assert_eq!(geometry::rotate((0.0, 0.0), Rotation::R90), (TILE, 0.0));
+    assert_eq!(geometry::rotate((10.0, 20.0), Rotation::R270), (20.0, 90.0));
+}

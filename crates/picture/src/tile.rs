@@ -5,14 +5,14 @@
 
 use std::fmt::Write as _;
 
-use carcassonne_engine::{FeatureKind, TileDef, TileKind};
+use carcassonne_engine::{FeatureKind, Rotation, TileDef, TileKind};
 
 use crate::geometry::{self, Point, RoadEnd, TILE};
 use crate::palette::*;
 use crate::svg::{Num, line_path, outline_path, walls_path};
 
-const ROAD_WIDTH: f32 = 9.0;
-const ROAD_EDGE_WIDTH: f32 = 13.0;
+const ROAD_WIDTH: f32 = 12.0;
+const ROAD_EDGE_WIDTH: f32 = 18.0;
 const RIVER_WIDTH: f32 = 15.0;
 const RIVER_BANK_WIDTH: f32 = 18.0;
 const WALL_WIDTH: f32 = 3.0;
@@ -23,7 +23,8 @@ pub fn def_id(kind: TileKind) -> String {
     format!("tile-{}", kind.name())
 }
 
-/// The drawing of one tile at rotation 0, in a `TILE`-unit square whose
+/// The landscape of one tile at rotation 0 (turned with the tile; see
+/// [`tile_marks`] for what stands upright), in a `TILE`-unit square whose
 /// top-left corner is the origin: SVG elements, no wrapper.
 pub fn tile_body(def: &TileDef) -> String {
     let mut out = String::with_capacity(2048);
@@ -35,9 +36,6 @@ pub fn tile_body(def: &TileDef) -> String {
     river(&mut out, def);
     roads(&mut out, def);
     cities(&mut out, def);
-    if def.cloister.is_some() {
-        cloister(&mut out, geometry::cloister_point(def));
-    }
     let _ = write!(
         out,
         r#"<rect x="0.5" y="0.5" width="{w}" height="{w}" fill="none" stroke="{TILE_BORDER}" stroke-opacity="0.35" stroke-width="1"/>"#,
@@ -120,12 +118,24 @@ fn cities(out: &mut String, def: &TileDef) {
     for segment in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
         city_shape(out, &geometry::city_outline(segment.edges));
     }
+}
+
+/// What stands upright on a tile whatever its rotation (a cloister, the
+/// pennants), for the tile at `origin` turned by `rotation`.
+pub fn tile_marks(out: &mut String, def: &TileDef, rotation: Rotation, origin: Point) {
+    let at = |p: Point| {
+        let (x, y) = geometry::rotate(p, rotation);
+        (origin.0 + x, origin.1 + y)
+    };
     for segment in def
         .segments
         .iter()
         .filter(|s| s.kind == FeatureKind::City && s.pennant)
     {
-        pennant(out, geometry::pennant_point(segment));
+        pennant(out, at(geometry::pennant_point(segment)));
+    }
+    if def.cloister.is_some() {
+        cloister(out, at(geometry::cloister_point(def)));
     }
 }
 

@@ -220,12 +220,18 @@ fn edges_of(def: &TileDef) -> String {
     def.rotations[0].edges.iter().map(|e| edge_letter(*e)).collect()
 }
 
+/// A tile's picture, drawn by `carcassonne-picture` into `docs/tiles/`.
+fn picture(name: &str) -> String {
+    format!("![{name}](tiles/{name}.svg)")
+}
+
 #[test]
 fn the_tile_tables_of_tiles_md_are_the_catalogue() {
     let mut seen = Vec::new();
     let counts: Vec<(&str, u8)> = BASE_COUNTS.iter().chain(&RIVER_COUNTS).copied().collect();
     for (header, river) in [("kind", false), ("kind", true)] {
-        let width = if river { 8 } else { 7 };
+        // The last column is the tile's picture.
+        let width = if river { 9 } else { 8 };
         for row in table_rows(TILES_MD, header)
             .into_iter()
             .filter(|r| r.len() == width)
@@ -260,13 +266,15 @@ fn the_tile_tables_of_tiles_md_are_the_catalogue() {
                     .collect();
                 assert_eq!(dir_bits(&water), dir_bits(&water_edges), "{name}: river");
             }
+            assert_eq!(row[width - 1], picture(name), "{name}: picture");
             seen.push(name);
         }
     }
     for row in table_rows(TILES_MD, "tile") {
-        let [name, at, outer, cities, roads, fields] = row[..] else {
+        let [name, at, outer, cities, roads, fields, shown] = row[..] else {
             panic!("city tile row {row:?}");
         };
+        assert_eq!(shown, picture(name), "{name}: picture");
         let def = TileKind::from_name(name)
             .unwrap_or_else(|| panic!("no kind {name}"))
             .def();

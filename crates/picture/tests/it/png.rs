@@ -1,0 +1,45 @@
+//! PNG output: a real PNG of the picture's own size, and errors (not
+//! panics) for what cannot be drawn.
+
+use carcassonne_picture::{BoardOptions, PIXELS_PER_UNIT, board_svg, rasterise, svg_to_png, tile_sheet_svg};
+
+use crate::support::{game_after, shared_record};
+
+/// The width and height in a PNG's header.
+fn png_size(png: &[u8]) -> (u32, u32) {
+    assert_eq!(&png[..8], b"\x89PNG\r\n\x1a\n", "PNG signature");
+    let be = |at: usize| u32::from_be_bytes([png[at], png[at + 1], png[at + 2], png[at + 3]]);
+    (be(16), be(20))
+}
+
+#[test]
+fn a_board_png_has_the_size_the_svg_states() {
+    let game = game_after(&shared_record("river-3p.json"), None);
+    let svg = board_svg(&game, &BoardOptions::default());
+    let png = svg_to_png(&svg).unwrap();
+    let (width, height) = png_size(&png);
+    let stated = |name: &str| -> u32 {
+        let at = svg.find(&format!(" {name}=\"")).unwrap() + name.len() + 3;
+        svg[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    assert_eq!((width, height), (stated("width"), stated("height")));
+    // 64 pixels a tile.
+    assert_eq!(PIXELS_PER_UNIT * 100.0, 64.0);
+    let raster = rasterise(&svg, 1.0).unwrap();
+    assert_eq!((raster.width, raster.height), (width, height));
+}
+
+#[test]
+fn the_tile_sheet_rasterises() {
+    let png = svg_to_png(&tile_sheet_svg()).unwrap();
+    let (width, height) = png_size(&png);
+    assert!(width > 800 && height > 600, "{width} x {height}");
+}
+
+#[test]
+fn what_is_no_svg_or_too_large_is_an_error() {
+    assert!(svg_to_png("not an svg").is_err());
+    let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="10" viewBox="0 0 1 1"/>"#;
+    let error = svg_to_png(huge).unwrap_err();
+    assert!(error.to_string().contains("too large"), "{error}");
+}
