@@ -54,11 +54,14 @@ export class BoardView {
 
   /**
    * Shows the picture at `url` once it is loaded, so that stepping through
-   * versions never flashes an empty board; a later call wins.
+   * versions never flashes an empty board.
    */
   show(url, alt) {
     if (url === this.wanted) return Promise.resolve();
     this.wanted = url;
+    // Pictures asked for in quick succession (a live game, a fast replay)
+    // show as they arrive, a newer request's never replaced by an older's.
+    const sequence = (this.requested = (this.requested ?? 0) + 1);
     const next = new Image();
     next.src = url;
     return next
@@ -66,8 +69,8 @@ export class BoardView {
       .then(() => next.naturalWidth > 0)
       .catch(() => false)
       .then((loaded) => {
-        if (this.wanted !== url) return;
         if (!loaded) {
+          if (this.wanted !== url) return;
           // Keep the previous picture, and try again while it is wanted
           // (the server may be down for a while).
           this.failures = (this.failures ?? 0) + 1;
@@ -78,6 +81,8 @@ export class BoardView {
           }, backoff(Math.min(this.failures, 5)));
           return;
         }
+        if (sequence <= (this.displayed ?? 0)) return;
+        this.displayed = sequence;
         this.failures = 0;
         // The loaded image itself takes the old one's place: what shows is
         // exactly what was loaded, with no second request.

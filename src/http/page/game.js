@@ -73,7 +73,6 @@ class GamePage {
     this.playing = null; // the playback timer
     this.speed = 1;
     this.states = new Map(); // version -> Game, a small cache
-    this.stateRequest = null;
     this.finished = false; // the end was handled
 
     this.build();
@@ -309,11 +308,7 @@ class GamePage {
   async stateAt(version) {
     const cached = this.states.get(version);
     if (cached) return cached;
-    this.stateRequest?.abort();
-    const request = new AbortController();
-    this.stateRequest = request;
-    const answer = await getJson(`${apiGamePath(this.id)}?version=${version}`, { signal: request.signal });
-    const game = answer.game;
+    const game = (await getJson(`${apiGamePath(this.id)}?version=${version}`)).game;
     if (this.states.size >= STATES_KEPT) this.states.delete(this.states.keys().next().value);
     this.states.set(version, game);
     return game;
@@ -331,20 +326,27 @@ class GamePage {
     this.loadState(target);
   }
 
+  // One read of the state at a time: while one runs, the version asked
+  // for last is read next. Each answer shows when it comes, so that a fast
+  // live game or replay updates as it goes and ends at the version shown.
   async loadState(version) {
-    let game;
-    try {
-      game = await this.stateAt(version);
-    } catch (error) {
-      if (error.name === "AbortError") return;
-      if (error instanceof HttpError) {
-        this.pendingLine.textContent = `Version ${version} cannot be shown: ${error.message}`;
-        return;
-      }
-      throw error;
+    if (this.stateLoading) {
+      this.stateNext = version;
+      return;
     }
-    if (version !== this.shown) return;
-    this.renderState(game);
+    this.stateLoading = true;
+    try {
+      this.renderState(await this.stateAt(version));
+    } catch (error) {
+      if (!(error instanceof HttpError)) throw error;
+      this.pendingLine.textContent = `Version ${version} cannot be shown: ${error.message}`;
+    } finally {
+      this.stateLoading = false;
+    }
+    const next = this.stateNext;
+    this.stateNext = null;
+    if (next !== null && next !== undefined && next !== version) this.loadState(next);
+    else if (version !== this.shown) this.loadState(this.shown);
   }
 
   step(delta) {
