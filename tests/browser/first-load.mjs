@@ -61,7 +61,10 @@ const server = await startServer();
 const client = gameClient(server.address);
 const chrome = await launchBrowser();
 try {
-  const game = await createGame(client, { players: ["Ada", "Brun", "Cleo"] });
+  const game = await createGame(client, {
+    players: ["Ada", "Brun", "Cleo"],
+    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
+  });
   const last = await playGame(client, game, { botSeed: 7 });
   const gameUrl = `${server.url}/games/${game.id}`;
   const complete = (page) =>
@@ -96,7 +99,7 @@ try {
   }
   const pageMs = median(pages.map((r) => r.ms));
   const baseMs = median(baselines.map((r) => r.ms));
-  console.log(`first load of a finished game's page (${last} versions, 3 players), ${RUNS} cold loads on loopback:`);
+  console.log(`first load of a finished game's page (River and Count, 3 players, ${last} versions), ${RUNS} cold loads on loopback:`);
   console.log(`  page:     median ${pageMs.toFixed(1)} ms, ${median(pages.map((r) => r.bytes))} bytes in ${median(pages.map((r) => r.requests))} requests`);
   console.log(`  baseline: median ${baseMs.toFixed(1)} ms, ${median(baselines.map((r) => r.bytes))} bytes in ${median(baselines.map((r) => r.requests))} requests (/api/health)`);
   console.log(`  ratio:    ${(pageMs / baseMs).toFixed(1)}x the baseline's time`);

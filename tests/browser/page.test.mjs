@@ -26,7 +26,11 @@ before(async () => {
   server = await startServer();
   client = gameClient(server.address);
   chrome = await launchBrowser();
-  finished = await createGame(client, { players: ["Ada", "Brun", "Cleo"] });
+  // The River and the Count: every kind of decision and feature.
+  finished = await createGame(client, {
+    players: ["Ada", "Brun", "Cleo"],
+    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
+  });
   finishedVersion = await playGame(client, finished, { botSeed: 7 });
 });
 
@@ -83,10 +87,13 @@ test("the lobby lists a game within a second of its creation", async () => {
   await page.waitForSelector(`main[data-games] .game-card[data-game="${finished.id}"]`);
   // The stream is open once the lobby has listed what exists.
   await page.waitForTimeout(300);
-  const start = Date.now();
+  // From CreateGame's answer: the game exists once it is stored durably.
+  const asked = Date.now();
   const created = await createGame(client, { players: ["Dora", "Emil"] });
+  const start = Date.now();
   await page.waitForSelector(`.game-card[data-game="${created.id}"]`, { timeout: 5000 });
   const elapsed = Date.now() - start;
+  console.log(`the lobby listed the game ${elapsed} ms after its creation (CreateGame took ${start - asked} ms)`);
   assert.ok(elapsed < 1000, `the lobby showed the game after ${elapsed} ms`);
   const text = await page.locator(`.game-card[data-game="${created.id}"]`).innerText();
   assert.match(text, /Dora/);
@@ -133,6 +140,22 @@ test("a game page follows a bot's game live to the end", async () => {
   const totals = await page.locator(".final-table .total").allInnerTexts();
   assert.deepEqual(totals.map(Number), server_.game.players.map((p) => p.score), "points by feature add up to the scores");
   await page.waitForSelector('.verdict[data-ok="true"]');
+  noProblems(problems);
+  await context.close();
+});
+
+test("the points by feature of a River and Count game add up to its scores", async () => {
+  const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
+  await page.goto(`${server.url}/games/${finished.id}`);
+  await shownAt(page, finishedVersion);
+  await page.waitForSelector(".final-table");
+  const final = (await client.getGame({ name: finished.name })).game;
+  const totals = await page.locator(".final-table .total").allInnerTexts();
+  assert.deepEqual(totals.map(Number), final.players.map((p) => p.score));
+  const headers = await page.locator(".final-table thead th").allInnerTexts();
+  assert.ok(headers.includes("City of Carcassonne"), headers.join("|"));
+  const rows = await page.locator(".moves > li").count();
+  assert.ok(rows > 50, `${rows} moves listed`);
   noProblems(problems);
   await context.close();
 });

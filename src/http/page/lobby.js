@@ -3,7 +3,7 @@
 // scores refreshed every few seconds.
 
 import { apiGamePath, gameId, gamePath, getJson, HttpError, num, openStream } from "./api.js";
-import { el, isFinished, rulesText, seatMark, STATUS, timeText } from "./words.js";
+import { decisionText, el, isFinished, playerName, rulesText, seatMark, STATUS, timeText } from "./words.js";
 
 const PAGES = 10; // at most 1000 games listed
 const REFRESH_MS = 5000;
@@ -118,6 +118,7 @@ function card(game) {
         el("span", { class: `status status-${status.toLowerCase()}` }, status),
       ),
       el("ul", { class: "card-players" }, players),
+      isFinished(game) ? null : el("p", { class: "card-pending" }, decisionText(game.pending, (seat) => playerName(game, seat))),
       el(
         "div",
         { class: "card-meta" },
