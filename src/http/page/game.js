@@ -236,7 +236,7 @@ class GamePage {
       const version = num(event.version);
       if (this.events.has(version)) return;
       this.events.set(version, message.event);
-      this.addMove(message.event);
+      this.queueMove(message.event);
       this.grow(version);
       if (event.finished && !this.finished) this.finish();
     } else if (message.keepAlive !== undefined) {
@@ -259,7 +259,6 @@ class GamePage {
     this.maxVersion = Math.max(this.maxVersion, version);
     this.slider.max = String(this.maxVersion);
     if (this.following) this.scheduleFollow();
-    else this.renderPosition();
     this.scheduleChart();
   }
 
@@ -278,6 +277,7 @@ class GamePage {
     requestAnimationFrame(() => {
       this.chartPending = false;
       this.renderChart();
+      if (!this.following) this.renderPosition();
     });
   }
 
@@ -505,14 +505,47 @@ class GamePage {
     article.dataset.scoresVersion = String(num(game.version));
   }
 
-  addMove(watched) {
+  // A catch-up brings hundreds of events at once: their rows are built
+  // and added together once a frame, and the list laid out once.
+  queueMove(watched) {
+    (this.movesQueued ??= []).push(watched);
+    if (this.movesQueued.length > 1) return;
+    requestAnimationFrame(() => {
+      const queued = this.movesQueued;
+      this.movesQueued = [];
+      const rows = document.createDocumentFragment();
+      const late = [];
+      let lastVersion = num(this.moveList.lastElementChild?.dataset.version);
+      for (const item of queued) {
+        const row = this.moveRow(item);
+        if (!row) continue;
+        const version = num(item.event?.version);
+        if (version > lastVersion) {
+          rows.append(row);
+          lastVersion = version;
+        } else {
+          late.push([version, row]);
+        }
+      }
+      this.moveList.append(rows);
+      // Events arrive in order, except after a resume: keep the list sorted.
+      for (const [version, row] of late) {
+        const after = [...this.moveList.children].find((item) => num(item.dataset.version) > version);
+        this.moveList.insertBefore(row, after ?? null);
+      }
+      this.highlightMove(true);
+    });
+  }
+
+  /** The move list's row of an event, or null for an event not listed. */
+  moveRow(watched) {
     const event = watched.event ?? {};
     const version = num(event.version);
     const drawn = this.events.get(version - 1)?.event?.tileDrawn?.kind;
     const text = eventText(event, this.name, drawn);
     const changes = event.scoreChanges ?? [];
     const discarded = event.discarded ?? [];
-    if (text === null && changes.length === 0 && discarded.length === 0) return;
+    if (text === null && changes.length === 0 && discarded.length === 0) return null;
     const seat = event.seat === undefined ? null : num(event.seat);
     const row = el(
       "li",
@@ -543,20 +576,18 @@ class GamePage {
       discarded.length ? el("p", { class: "discarded" }, `Discarded (fit nowhere): ${discarded.join(", ")}`) : null,
       event.finished ? el("p", { class: "game-end" }, "End of the game") : null,
     );
-    // Events arrive in order, except after a resume: keep the list sorted.
-    const after = [...this.moveList.children].find((item) => num(item.dataset.version) > version);
-    this.moveList.insertBefore(row, after ?? null);
-    if (this.shown !== null) this.highlightMove();
+    return row;
   }
 
-  highlightMove() {
+  highlightMove(rescroll = false) {
+    if (this.shown === null) return;
     const previous = this.moveList.querySelector("li.current");
     let current = null;
     for (const item of this.moveList.children) {
       if (num(item.dataset.version) <= this.shown) current = item;
       else break;
     }
-    if (previous === current) return;
+    if (previous === current && !rescroll) return;
     previous?.classList.remove("current");
     previous?.querySelector("button")?.removeAttribute("aria-current");
     if (!current) return;
@@ -611,7 +642,11 @@ class GamePage {
               "tr",
               {},
               el("th", { scope: "col" }, "Player"),
-              kinds.map((kind) => el("th", { scope: "col", class: "num" }, FEATURES[kind].column)),
+              kinds.map((kind) =>
+                kind === "FEATURE_KIND_CITY_OF_CARCASSONNE"
+                  ? el("th", { scope: "col", class: "num" }, el("span", { class: "wide-only" }, "City of "), "Carcassonne")
+                  : el("th", { scope: "col", class: "num" }, FEATURES[kind].column),
+              ),
               el("th", { scope: "col", class: "num" }, "Total"),
             ),
           ),
