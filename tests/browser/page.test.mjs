@@ -310,33 +310,45 @@ test("an unknown game shows a clear message", async () => {
 });
 
 // Last: it stops the server and starts it again on the same port.
-test("the page says so when the server is down, and recovers", async () => {
+test("the page says so when the server is down, and resumes a live game after", async () => {
+  const running = await createGame(client, { players: ["Ada", "Brun"] });
+  const before = await playGame(client, running, { botSeed: 5, until: (version) => version >= 40 });
   const lobby = await watchedPage(chrome.browser, DESKTOP);
   await lobby.page.goto(`${server.url}/`);
-  await lobby.page.waitForSelector(`.game-card[data-game="${finished.id}"]`);
+  await lobby.page.waitForSelector(`.game-card[data-game="${running.id}"]`);
   const game = await watchedPage(chrome.browser, PHONE);
-  await game.page.goto(`${server.url}/games/${finished.id}?v=5`);
-  await shownAt(game.page, 5);
+  await game.page.goto(`${server.url}/games/${running.id}`);
+  await shownAt(game.page, before);
 
   const { port, dataDir } = server;
   await server.stop({ removeData: false });
   await lobby.page.waitForSelector("#banner:not([hidden])", { timeout: 10_000 });
   assert.match(await lobby.page.locator("#banner").innerText(), /server cannot be reached/i);
-  // A game page notices when it next asks.
-  await game.page.locator("body").press("ArrowRight");
   await game.page.waitForSelector("#banner:not([hidden])", { timeout: 10_000 });
   await screenshot(game.page, "server-down-phone.png");
 
   server = await startServer({ dataDir, port });
   await lobby.page.waitForSelector("#banner[hidden]", { state: "attached", timeout: 15_000 });
   await game.page.waitForSelector("#banner[hidden]", { state: "attached", timeout: 15_000 });
-  await shownAt(game.page, 6);
-  await lobby.page.waitForSelector(`.game-card[data-game="${finished.id}"]`);
+  // The game goes on; the page resumes its stream where it stopped.
+  const last = await playGame(client, running, { botSeed: 6 });
+  const final = (await client.getGame({ name: running.name })).game;
+  const shown = await shownAt(game.page, last, 20_000);
+  assert.deepEqual(shown.scores, final.players.map((p) => p.score));
+  const versions = await game.page.locator(".moves > li").evaluateAll((rows) => rows.map((row) => Number(row.dataset.version)));
+  assert.deepEqual(versions, [...new Set(versions)].sort((a, b) => a - b), "each move once, in order");
+  const fresh = await watchedPage(chrome.browser, DESKTOP);
+  await fresh.page.goto(`${server.url}/games/${running.id}`);
+  await fresh.page.waitForSelector(".final-table");
+  const expected = await fresh.page.locator(".moves > li").evaluateAll((rows) => rows.map((row) => Number(row.dataset.version)));
+  assert.deepEqual(versions, expected, "the resumed list is the whole game's");
+  noProblems(fresh.problems);
   // Only the failed connections were logged while it was down.
   for (const problems of [lobby.problems, game.problems]) {
-    const other = problems.filter((problem) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|Failed to fetch|ERR_INCOMPLETE_CHUNKED_ENCODING|EventSource/.test(problem));
+    const other = problems.filter((problem) => !/ERR_CONNECTION_REFUSED|ERR_CONNECTION_RESET|ERR_EMPTY_RESPONSE|ERR_INCOMPLETE_CHUNKED_ENCODING|Failed to fetch/.test(problem));
     assert.deepEqual(other, []);
   }
+  await fresh.context.close();
   await lobby.context.close();
   await game.context.close();
 });

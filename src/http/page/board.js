@@ -23,8 +23,8 @@ export class BoardView {
       {
         class: "board-viewport",
         tabindex: "0",
-        role: "img",
-        "aria-label": "The board. Drag to move it, use the mouse wheel or pinch to zoom, + and − keys too.",
+        role: "region",
+        "aria-label": "The board: drag to move it; the mouse wheel, a pinch or the + and − keys zoom, 0 fits it",
       },
       this.image,
     );

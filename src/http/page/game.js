@@ -90,7 +90,7 @@ class GamePage {
     this.statusBadge = el("span", { class: "status" });
     this.board = new BoardView();
     this.versionLabel = el("output", { class: "version-label", "aria-live": "off" });
-    this.pendingLine = el("p", { class: "pending", "aria-live": "polite" });
+    this.pendingLine = el("p", { class: "pending" });
 
     const button = (label, icon, action, extra = {}) =>
       el("button", { type: "button", class: "icon-button", "aria-label": label, title: label, onclick: action, ...extra }, icon);

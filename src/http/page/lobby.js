@@ -12,7 +12,7 @@ const REFRESHED_AT_ONCE = 24;
 export function showLobby(main) {
   document.title = "Games · Carcassonne";
   const games = new Map(); // name -> Game
-  const running = el("ul", { class: "game-cards", "aria-live": "polite" });
+  const running = el("ul", { class: "game-cards" });
   const finished = el("ul", { class: "game-cards" });
   const runningCount = el("span", { class: "count" });
   const finishedCount = el("span", { class: "count" });
