@@ -1,4 +1,5 @@
-//! The offline commands: `demo`, `score` and `verify`. Their output
+//! The offline commands: `demo`, `score` and `verify` (`render` and
+//! `tiles` are in `pictures.rs`). Their output
 //! formats are part of the interface (`docs/record-format.md`): scripts read them.
 
 use std::io::{Read as _, Write as _};
@@ -52,17 +53,17 @@ pub struct VerifyArgs {
 }
 
 /// Exit status of a record that is unreadable or breaks a rule.
-const INVALID: u8 = 1;
+pub const INVALID: u8 = 1;
 
 /// Writes to standard output; an error (such as a reader that went away,
 /// `| head`) is returned, not a panic as with `print!`.
-fn emit(text: &str) -> std::io::Result<()> {
+pub fn emit(text: &str) -> std::io::Result<()> {
     let mut out = crate::stdout::lock();
     out.write_all(text.as_bytes())?;
     out.flush()
 }
 
-fn read_input(file: &str) -> anyhow::Result<String> {
+pub fn read_input(file: &str) -> anyhow::Result<String> {
     if file == "-" {
         let mut text = String::new();
         std::io::stdin()

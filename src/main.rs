@@ -2,6 +2,7 @@
 
 mod cli;
 mod ops;
+mod pictures;
 mod stdout;
 mod text;
 mod viewer;
@@ -37,6 +38,10 @@ enum Command {
     /// Check a game record: exits 0 only if every turn is legal and its
     /// `final_scores`, when present, are right.
     Verify(cli::VerifyArgs),
+    /// Draw a record's board at any turn, as SVG or PNG.
+    Render(pictures::RenderArgs),
+    /// Draw every tile kind with its name, as SVG or PNG.
+    Tiles(pictures::TilesArgs),
     /// Follow a game on a server live, until it ends or q.
     ///
     /// The scores, the pending decision, the last event and the board,
@@ -70,6 +75,8 @@ fn main() -> ExitCode {
         Command::Demo(a) => cli::demo(&a),
         Command::Score(a) => cli::score(&a),
         Command::Verify(a) => cli::verify(&a),
+        Command::Render(a) => pictures::render(&a),
+        Command::Tiles(a) => pictures::tiles(&a),
         Command::Watch(a) => viewer::watch(&a),
         Command::Replay(a) => viewer::replay(&a),
         Command::Backup(a) => ops::backup(&a),

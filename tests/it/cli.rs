@@ -200,7 +200,8 @@ pub fn run_verify(record: &str) -> String {
 #[test]
 fn what_the_readme_commands_make_is_git_ignored() {
     // The Python client's `.venv`, `demo --record > game.json`, `serve`'s
-    // `./data`, `backup`'s `games.backup` and `restore`'s `./data-restored`.
+    // `./data`, `backup`'s `games.backup`, `restore`'s `./data-restored`,
+    // `render`'s `board.png` and `tiles`' `tiles.svg`.
     let root = env!("CARGO_MANIFEST_DIR");
     let git = |args: &[&str]| Command::new("git").arg("-C").arg(root).args(args).output();
     if !git(&["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success()) {
@@ -213,6 +214,8 @@ fn what_the_readme_commands_make_is_git_ignored() {
         "data/db",
         "games.backup",
         "data-restored/db",
+        "board.png",
+        "tiles.svg",
     ];
     let out = git(&[&["check-ignore"], &made[..]].concat()).unwrap();
     assert_eq!(

@@ -32,8 +32,8 @@ impl Default for BoardOptions {
     }
 }
 
-/// Pixels per tile unit in the picture's own size (64 pixels a tile).
-pub const PIXELS_PER_UNIT: f32 = 0.64;
+/// Pixels per tile unit in the picture's own size (80 pixels a tile).
+pub const PIXELS_PER_UNIT: f32 = 0.8;
 
 /// Where the board's cells lie in the picture.
 pub(crate) struct Layout {
@@ -43,7 +43,7 @@ pub(crate) struct Layout {
 }
 
 impl Layout {
-    fn new(game: &Game, options: &BoardOptions) -> Layout {
+    pub(crate) fn new(game: &Game, options: &BoardOptions) -> Layout {
         let first = game.tiles().first().map_or(Pos::ORIGIN, |t| t.pos);
         let (lo, hi) = game.tiles().iter().fold((first, first), |(lo, hi), t| {
             (
@@ -76,7 +76,7 @@ impl Layout {
 
 /// How many tiles `Game` lays at setup (the start tile, the spring, the
 /// City of Carcassonne), which no player placed.
-fn setup_tiles(game: &Game) -> usize {
+pub(crate) fn setup_tiles(game: &Game) -> usize {
     let rules = game.rules();
     let (river, count) = (rules.has(Expansion::River), rules.has(Expansion::Count));
     let city = if count {
@@ -107,7 +107,7 @@ pub(crate) fn tile_defs(out: &mut String, kinds: impl IntoIterator<Item = TileKi
             out,
             r#"<g id="{}">{}</g>"#,
             tile::def_id(kind),
-            tile::tile_body(kind.def())
+            tile::drawing(kind)
         );
     }
     out.push_str("</defs>");
@@ -162,6 +162,16 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
     kinds.sort_unstable();
     kinds.dedup();
     tile_defs(&mut out, kinds);
+    // A soft shadow under the tiles, as under cardboard.
+    let mut shadow = String::new();
+    for t in game.tiles() {
+        let (x, y) = layout.origin(t.pos);
+        let _ = write!(shadow, "M{},{}h100v100h-100z", Num(x + 2.5), Num(y + 3.0));
+    }
+    let _ = write!(
+        out,
+        r##"<path d="{shadow}" fill="#3a3020" fill-opacity="0.22"/>"##
+    );
     for t in game.tiles() {
         tile_use(&mut out, t.kind, layout.origin(t.pos), t.rotation);
     }
@@ -172,10 +182,11 @@ pub fn board_svg(game: &Game, options: &BoardOptions) -> String {
         city::quarters(&mut out, game, city, &|pos| layout.origin(pos));
     }
     followers(&mut out, game, &layout);
-    if options.highlight_last && game.tiles().len() > setup_tiles(game) {
-        if let Some(last) = game.tiles().last() {
-            highlight(&mut out, layout.origin(last.pos));
-        }
+    if options.highlight_last
+        && game.tiles().len() > setup_tiles(game)
+        && let Some(last) = game.tiles().last()
+    {
+        highlight(&mut out, layout.origin(last.pos));
     }
     if options.coordinates {
         coordinates(&mut out, &layout);

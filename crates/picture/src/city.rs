@@ -35,9 +35,16 @@ fn tint(quarter: Quarter) -> &'static str {
     }
 }
 
+/// Where the `k`-th follower of `seat` in `quarter` is drawn, from the
+/// City's top-left corner: a column per seat, a stack per column.
+pub(crate) fn follower_slot(quarter: Quarter, seat: usize, k: u8) -> Point {
+    let (bx, by) = quarter_box(quarter);
+    (bx + 42.0 + 15.5 * seat as f32, by + 27.0 + 6.5 * f32::from(k))
+}
+
 /// Where the City's top-left tile lies (the engine lays the City at setup
 /// as `CITY_LAYOUT` says), if it lies there.
-fn city_corner(game: &Game) -> Option<Pos> {
+pub(crate) fn city_corner(game: &Game) -> Option<Pos> {
     let x = CITY_LAYOUT.iter().map(|&(_, x, _)| x).min()?;
     let y = CITY_LAYOUT.iter().map(|&(_, _, y)| y).max()?;
     let pos = Pos::new(x, y);
@@ -77,16 +84,16 @@ pub fn quarters(out: &mut String, game: &Game, city: &City, origin: &dyn Fn(Pos)
         }
         for seat in 0..game.players() {
             let n = city.quarters[quarter.index()][Seat(seat as u8).index()];
-            let column = (x + 42.0 + 15.5 * seat as f32, y + 27.0);
             for k in 0..n.min(MAX_STACK) {
-                let at = (column.0, column.1 + 6.5 * f32::from(k));
-                palette::follower(out, seat, at, 5.5);
+                let (dx, dy) = follower_slot(quarter, seat, k);
+                palette::follower(out, seat, (cx + dx, cy + dy), 5.5);
             }
             if n > 0 {
+                let (dx, _) = follower_slot(quarter, seat, 0);
                 let _ = write!(
                     out,
                     r##"<text x="{}" y="{}" font-size="9" font-family="sans-serif" text-anchor="middle" fill="#2b2118">{n}</text>"##,
-                    Num(column.0),
+                    Num(cx + dx),
                     Num(y + BOX_HEIGHT - 3.0)
                 );
             }

@@ -101,7 +101,7 @@ pub fn inward(d: Dir) -> Point {
 /// half `h` runs from point `h` to point `h + 1`.
 pub fn perimeter(k: usize) -> Point {
     let k = k % 8;
-    if k % 2 == 0 {
+    if k.is_multiple_of(2) {
         corner(k / 2)
     } else {
         edge_mid(Dir::from_index(k / 2))
@@ -276,7 +276,7 @@ fn city_anchor(mask: u8) -> Point {
 
 /// Where a city's pennant is drawn: beside its knight.
 pub fn pennant_point(segment: &SegmentDef) -> Point {
-    add(city_anchor(segment.edges), (16.0, -3.0), 1.0)
+    add(city_anchor(segment.edges), (17.0, -4.0), 1.0)
 }
 
 /// Where the cloister stands: in the middle, or towards a field edge
@@ -419,7 +419,7 @@ fn field_anchor(segment: &SegmentDef) -> Point {
     }
     let half = Half::ALL.into_iter().find(|h| has(h.index())).unwrap_or(Half::Nw);
     // From its corner end, 60% of the way to the edge's middle.
-    let (from, to) = if half.index() % 2 == 0 {
+    let (from, to) = if half.index().is_multiple_of(2) {
         (perimeter(half.index()), perimeter(half.index() + 1))
     } else {
         (perimeter(half.index() + 1), perimeter(half.index()))
@@ -455,4 +455,121 @@ pub fn segment_at(kind: TileKind, rotation: Rotation, place: carcassonne_engine:
         carcassonne_engine::Place::Cloister => def.cloister?,
     };
     (usize::from(segment) < def.segments.len()).then_some(segment)
+}
+
+// ---- Houses ---------------------------------------------------------------
+
+/// Grid step and margins of the houses drawn in a city: clear of its
+/// walls, of the tile's border (where edges are read), of its knight and
+/// of its pennant.
+const HOUSE_STEP: f32 = 16.0;
+const HOUSE_WALL_MARGIN: f32 = 8.5;
+const HOUSE_BORDER_MARGIN: f32 = 9.0;
+const HOUSE_ANCHOR_MARGIN: f32 = 14.0;
+
+fn flatten(start: Point, steps: &[Step]) -> Vec<Point> {
+    let mut points = vec![start];
+    let mut from = start;
+    for step in steps {
+        let line = Line {
+            start: from,
+            step: *step,
+        };
+        let n = if matches!(step, Step::Line(_)) { 1 } else { 16 };
+        points.extend((1..=n).map(|i| point_on(&line, i as f32 / n as f32)));
+        from = *points.last().unwrap_or(&from);
+    }
+    points
+}
+
+fn inside_polygon(p: Point, polygon: &[Point]) -> bool {
+    let mut inside = false;
+    for (i, &a) in polygon.iter().enumerate() {
+        let b = polygon[(i + 1) % polygon.len()];
+        if (a.1 > p.1) != (b.1 > p.1) && p.0 < a.0 + (p.1 - a.1) * (b.0 - a.0) / (b.1 - a.1) {
+            inside = !inside;
+        }
+    }
+    inside
+}
+
+fn distance_to_segment(p: Point, a: Point, b: Point) -> f32 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let length = dx * dx + dy * dy;
+    let t = if length == 0.0 {
+        0.0
+    } else {
+        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / length).clamp(0.0, 1.0)
+    };
+    distance(p, (a.0 + dx * t, a.1 + dy * t))
+}
+
+/// Where the houses of a city outline stand (their centres, at rotation 0),
+/// clear of `keep_clear` points.
+fn houses_in(outline: &Outline, keep_clear: &[Point]) -> Vec<Point> {
+    let polygon = flatten(outline.start, &outline.steps);
+    let walls: Vec<Vec<Point>> = outline
+        .walls
+        .iter()
+        .map(|(from, step)| flatten(*from, std::slice::from_ref(step)))
+        .collect();
+    let near_wall = |p: Point| {
+        walls.iter().any(|w| {
+            w.windows(2)
+                .any(|ab| distance_to_segment(p, ab[0], ab[1]) < HOUSE_WALL_MARGIN)
+        })
+    };
+    let mut houses = Vec::new();
+    let steps = (TILE / HOUSE_STEP) as usize;
+    for row in 0..steps {
+        for column in 0..steps {
+            // Every other row shifted by half a step, like streets.
+            let shift = if row % 2 == 1 { HOUSE_STEP / 2.0 } else { 0.0 };
+            // A little irregular, as houses are.
+            let jitter = ((row * 7 + column * 3) % 5) as f32 - 2.0;
+            let p = (
+                HOUSE_STEP * 0.7 + column as f32 * HOUSE_STEP + shift + jitter,
+                HOUSE_STEP * 0.7 + row as f32 * HOUSE_STEP - jitter * 0.5,
+            );
+            let clear_of_border = p.0 >= HOUSE_BORDER_MARGIN
+                && p.1 >= HOUSE_BORDER_MARGIN
+                && p.0 <= TILE - HOUSE_BORDER_MARGIN
+                && p.1 <= TILE - HOUSE_BORDER_MARGIN;
+            if clear_of_border
+                && inside_polygon(p, &polygon)
+                && !near_wall(p)
+                && keep_clear.iter().all(|&k| distance(p, k) >= HOUSE_ANCHOR_MARGIN)
+            {
+                houses.push(p);
+            }
+        }
+    }
+    houses
+}
+
+/// The houses of every city on a tile (its segments and the City of
+/// Carcassonne), at rotation 0.
+pub fn houses(def: &TileDef) -> Vec<Point> {
+    let mut keep_clear: Vec<Point> = Vec::new();
+    for s in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
+        keep_clear.push(city_anchor(s.edges));
+        if s.pennant {
+            keep_clear.push(pennant_point(s));
+        }
+    }
+    // Where roads that end at a city meet it.
+    if road_end(def) == RoadEnd::City {
+        keep_clear.extend(city_target(def));
+    }
+    let mut all = Vec::new();
+    let carcassonne = city_of_carcassonne_halves(def);
+    if carcassonne != 0 {
+        for outline in city_of_carcassonne_outlines(carcassonne) {
+            all.extend(houses_in(&outline, &keep_clear));
+        }
+    }
+    for s in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
+        all.extend(houses_in(&city_outline(s.edges), &keep_clear));
+    }
+    all
 }

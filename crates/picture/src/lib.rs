@@ -39,6 +39,6 @@ mod tests;
 
 pub use board::{BoardOptions, PIXELS_PER_UNIT, board_svg};
 pub use geometry::{Point, TILE, rotate, segment_anchor, segment_at};
-pub use palette::{CITY_RGB, FIELD_RGB, RIVER_RGB, ROAD_RGB, Shape, seat_colour, seat_shape};
+pub use palette::{CITY_RGB, FIELD_RGB, RIVER_RGB, ROAD_EDGE_RGB, ROAD_RGB, Shape, seat_colour, seat_shape};
 pub use png::{PictureError, Raster, rasterise, svg_to_png};
 pub use sheet::{tile_sheet_svg, tile_svg};

@@ -65,7 +65,7 @@ pub fn seat_shape(seat: usize) -> Shape {
 /// The radius followers are drawn with, in tile units: thieves a little
 /// smaller, to stand on their road.
 pub const FOLLOWER_RADIUS: f32 = 7.5;
-pub const THIEF_RADIUS: f32 = 6.0;
+pub const THIEF_RADIUS: f32 = 5.7;
 
 pub fn follower_radius(kind: carcassonne_engine::FeatureKind) -> f32 {
     match kind {
@@ -79,7 +79,7 @@ pub fn follower(out: &mut String, seat: usize, at: Point, r: f32) {
     let fill = seat_colour(seat);
     let style = format!(
         r#"fill="{fill}" stroke="{OUTLINE}" stroke-width="{}""#,
-        Num(r * 0.22)
+        Num(r * 0.26)
     );
     let (x, y) = at;
     let polygon = |out: &mut String, points: &[(f32, f32)]| {

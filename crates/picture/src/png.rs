@@ -16,8 +16,10 @@ pub enum PictureError {
     Png(String),
 }
 
-/// The largest raster made, in pixels a side.
+/// The largest raster made: pixels a side, and pixels in all (40
+/// megapixels, 160 MiB of RGBA; a finished game's board has about 2).
 const MAX_SIDE: f32 = 16_384.0;
+const MAX_PIXELS: f32 = 40.0 * 1024.0 * 1024.0;
 
 /// A rasterised picture: RGBA, premultiplied by alpha, row by row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -42,7 +44,11 @@ fn render(svg: &str, scale: f32) -> Result<tiny_skia::Pixmap, PictureError> {
     let tree = usvg::Tree::from_str(svg, &usvg::Options::default())?;
     let size = tree.size();
     let (width, height) = (size.width() * scale, size.height() * scale);
-    let too_large = !(width >= 1.0 && height >= 1.0 && width <= MAX_SIDE && height <= MAX_SIDE);
+    let too_large = !(width >= 1.0
+        && height >= 1.0
+        && width <= MAX_SIDE
+        && height <= MAX_SIDE
+        && width.ceil() * height.ceil() <= MAX_PIXELS);
     let pixmap = (!too_large)
         .then(|| tiny_skia::Pixmap::new(width.ceil() as u32, height.ceil() as u32))
         .flatten();
@@ -69,7 +75,43 @@ pub fn rasterise(svg: &str, scale: f32) -> Result<Raster, PictureError> {
 
 /// An SVG as a PNG of its own size.
 pub fn svg_to_png(svg: &str) -> Result<Vec<u8>, PictureError> {
-    render(svg, 1.0)?
-        .encode_png()
-        .map_err(|e| PictureError::Png(e.to_string()))
+    let pixmap = render(svg, 1.0)?;
+    encode(pixmap.width(), pixmap.height(), pixmap.data()).map_err(|e| PictureError::Png(e.to_string()))
+}
+
+/// PNG of premultiplied RGBA pixels: RGB when every pixel is opaque (a
+/// board always is), else RGBA with the alpha divided out. Fast
+/// compression: about as small, several times quicker than the default.
+fn encode(width: u32, height: u32, premultiplied: &[u8]) -> Result<Vec<u8>, png::EncodingError> {
+    let opaque = premultiplied.chunks_exact(4).all(|p| p[3] == 255);
+    let (colour, data): (png::ColorType, Vec<u8>) = if opaque {
+        let rgb = premultiplied
+            .chunks_exact(4)
+            .flat_map(|p| [p[0], p[1], p[2]])
+            .collect();
+        (png::ColorType::Rgb, rgb)
+    } else {
+        let rgba = premultiplied
+            .chunks_exact(4)
+            .flat_map(|p| {
+                let a = u16::from(p[3]);
+                let un = |c: u8| {
+                    (u16::from(c) * 255 + a / 2)
+                        .checked_div(a)
+                        .map_or(0, |v| v.min(255) as u8)
+                };
+                [un(p[0]), un(p[1]), un(p[2]), p[3]]
+            })
+            .collect();
+        (png::ColorType::Rgba, rgba)
+    };
+    let mut out = Vec::with_capacity(data.len() / 8);
+    let mut encoder = png::Encoder::new(&mut out, width, height);
+    encoder.set_color(colour);
+    encoder.set_depth(png::BitDepth::Eight);
+    encoder.set_compression(png::Compression::Fast);
+    let mut writer = encoder.write_header()?;
+    writer.write_image_data(&data)?;
+    writer.finish()?;
+    Ok(out)
 }

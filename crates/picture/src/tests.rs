@@ -320,3 +320,153 @@ fn a_tile_turned_by_the_catalogue_moves_its_anchors_as_the_picture_turns() {
     assert_eq!(geometry::rotate((0.0, 0.0), Rotation::R90), (TILE, 0.0));
     assert_eq!(geometry::rotate((10.0, 20.0), Rotation::R270), (20.0, 90.0));
 }
+
+// ---- Boards -------------------------------------------------------------
+
+fn recorded(name: &str) -> carcassonne_engine::record::Record {
+    let path = format!(
+        "{}/../engine/tests/records/shared/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    carcassonne_engine::record::Record::parse(&text).unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn after(record: &carcassonne_engine::record::Record, turns: usize) -> carcassonne_engine::Game {
+    let mut record = record.clone();
+    record.turns.truncate(turns);
+    record.final_round = None;
+    record.final_scores = None;
+    record.replay().unwrap_or_else(|e| panic!("{e}")).game
+}
+
+/// Parses `#rrggbb`.
+fn rgb(hex: &str) -> [u8; 3] {
+    let byte = |i: usize| u8::from_str_radix(&hex[i..i + 2], 16).unwrap_or(0);
+    [byte(1), byte(3), byte(5)]
+}
+
+/// A board rasterised at `SCALE` pixels a tile unit, like the tiles.
+fn board_picture(game: &carcassonne_engine::Game, options: &crate::BoardOptions) -> Picture {
+    let svg = crate::board_svg(game, options);
+    let Raster { width, height, rgba } =
+        rasterise(&svg, SCALE / crate::PIXELS_PER_UNIT).unwrap_or_else(|e| panic!("{e}"));
+    Picture {
+        width: width as usize,
+        height: height as usize,
+        rgb: rgba.chunks_exact(4).map(|p| [p[0], p[1], p[2]]).collect(),
+    }
+}
+
+/// On recorded boards, the middle of each follower (alone on its segment)
+/// shows its seat's colour, at its segment's anchor on its tile.
+#[test]
+fn followers_on_a_board_stand_at_their_segments_anchor_in_their_seats_colour() {
+    let mut checked = 0;
+    for (name, turns) in [("count-3p.json", 40), ("river-3p.json", 60), ("base-4p.json", 50)] {
+        let game = after(&recorded(name), turns);
+        let options = crate::BoardOptions::default();
+        let layout = crate::board::Layout::new(&game, &options);
+        let picture = board_picture(&game, &options);
+        let followers: Vec<_> = game.followers().collect();
+        for f in &followers {
+            if followers
+                .iter()
+                .filter(|g| g.at == f.at && g.place == f.place)
+                .count()
+                > 1
+            {
+                continue;
+            }
+            let tile = game
+                .tile_at(f.at)
+                .unwrap_or_else(|| panic!("{name}: no tile at {}", f.at));
+            let segment = geometry::segment_at(tile.kind, tile.rotation, f.place).unwrap_or(0);
+            let anchor = geometry::segment_anchor(tile.kind, tile.rotation, segment);
+            let origin = layout.origin(f.at);
+            let seen = picture.at((origin.0 + anchor.0, origin.1 + anchor.1));
+            assert!(
+                near(seen, rgb(palette::seat_colour(f.owner.index()))),
+                "{name} after {turns}: the {} of seat {} at {} {} shows {seen:?}",
+                f.kind.follower_name(),
+                f.owner.index(),
+                f.at,
+                f.place
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= 10, "only {checked} followers checked");
+}
+
+/// Followers in the City of Carcassonne's quarters are drawn in their
+/// quarter, one shape per follower, in their seat's colour.
+#[test]
+fn followers_in_the_quarters_of_carcassonne_are_drawn_in_their_quarter() {
+    use carcassonne_engine::{Quarter, Seat};
+    let record = recorded("count-3p.json");
+    let mut checked = 0;
+    for turns in (0..=record.turns.len()).step_by(6) {
+        let game = after(&record, turns);
+        let Some(city) = game.city().copied() else {
+            continue;
+        };
+        let options = crate::BoardOptions::default();
+        let layout = crate::board::Layout::new(&game, &options);
+        let Some(corner) = crate::city::city_corner(&game) else {
+            panic!("the City is not where CITY_LAYOUT lays it")
+        };
+        let (cx, cy) = layout.origin(corner);
+        let picture = board_picture(&game, &options);
+        for quarter in Quarter::ALL {
+            for seat in 0..game.players() {
+                let n = city.quarters[quarter.index()][Seat(seat as u8).index()];
+                let colour = rgb(palette::seat_colour(seat));
+                for k in 0..n.min(7) {
+                    let (dx, dy) = crate::city::follower_slot(quarter, seat, k);
+                    // The stack's last follower is whole; the others show
+                    // their top.
+                    let at = (cx + dx, cy + dy + if k + 1 == n.min(7) { 0.0 } else { -2.5 });
+                    assert!(
+                        near(picture.at(at), colour),
+                        "after {turns}: seat {seat} in the {quarter}, follower {k}"
+                    );
+                    checked += 1;
+                }
+                let next = crate::city::follower_slot(quarter, seat, n.min(7));
+                assert!(
+                    !near(picture.at((cx + next.0, cy + next.1 + 2.5)), colour),
+                    "after {turns}: seat {seat} has {n} followers in the {quarter}, and more are drawn"
+                );
+            }
+        }
+    }
+    assert!(checked >= 3, "only {checked} followers in quarters checked");
+}
+
+/// The board frames the last tile a player placed, never a tile of the
+/// setup: it counts the setup's tiles as `Game` lays them.
+#[test]
+fn the_setup_tiles_are_counted_as_the_engine_lays_them() {
+    use carcassonne_engine::{Expansion, Game, Rules, Seed, Setup};
+    for expansions in [
+        vec![],
+        vec![Expansion::River],
+        vec![Expansion::Count],
+        vec![Expansion::River, Expansion::Count],
+    ] {
+        let rules = expansions.iter().fold(Rules::default(), |r, &e| r.with(e));
+        let game = Game::new(Setup {
+            rules,
+            players: vec!["A".into(), "B".into()],
+            tiles: None,
+            seed: Some(Seed::from_u64(1)),
+        });
+        assert_eq!(
+            crate::board::setup_tiles(&game),
+            game.tiles().len(),
+            "{expansions:?}"
+        );
+        assert!(!crate::board_svg(&game, &crate::BoardOptions::default()).contains(r#"class="last""#));
+    }
+}

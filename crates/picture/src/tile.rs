@@ -4,6 +4,7 @@
 //! by name: every shape comes from `TileDef.segments` and the edges.
 
 use std::fmt::Write as _;
+use std::sync::OnceLock;
 
 use carcassonne_engine::{FeatureKind, Rotation, TileDef, TileKind};
 
@@ -15,12 +16,20 @@ const ROAD_WIDTH: f32 = 12.0;
 const ROAD_EDGE_WIDTH: f32 = 18.0;
 const RIVER_WIDTH: f32 = 15.0;
 const RIVER_BANK_WIDTH: f32 = 18.0;
-const WALL_WIDTH: f32 = 3.0;
+const WALL_WIDTH: f32 = 4.0;
 const SQUARE_RADIUS: f32 = 11.0;
 
 /// The id of a tile kind's drawing in a picture's `<defs>`.
 pub fn def_id(kind: TileKind) -> String {
     format!("tile-{}", kind.name())
+}
+
+/// Each kind's [`tile_body`], drawn once: a drawing depends on nothing but
+/// the catalogue.
+pub fn drawing(kind: TileKind) -> &'static str {
+    static DRAWINGS: OnceLock<Vec<String>> = OnceLock::new();
+    let drawings = DRAWINGS.get_or_init(|| TileKind::all().map(|k| tile_body(k.def())).collect());
+    drawings.get(kind.index()).map_or("", String::as_str)
 }
 
 /// The landscape of one tile at rotation 0 (turned with the tile; see
@@ -102,7 +111,8 @@ fn city_shape(out: &mut String, outline: &geometry::Outline) {
     if !walls.is_empty() {
         let _ = write!(
             out,
-            r#"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/>"#,
+            // A dark wall with light merlons along its top.
+            r##"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/><path d="{walls}" fill="none" stroke="#f1dfb8" stroke-width="1.4" stroke-dasharray="2.2 2.2"/>"##,
             Num(WALL_WIDTH)
         );
     }
@@ -118,6 +128,48 @@ fn cities(out: &mut String, def: &TileDef) {
     for segment in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
         city_shape(out, &geometry::city_outline(segment.edges));
     }
+    houses(out, &geometry::houses(def));
+}
+
+/// Roofs seen from above: red tiles with a ridge, two shades.
+fn houses(out: &mut String, at: &[Point]) {
+    if at.is_empty() {
+        return;
+    }
+    let (mut light, mut dark) = (String::new(), String::new());
+    for (i, &(x, y)) in at.iter().enumerate() {
+        // Alternate long sides, so that the roofs do not all line up.
+        let (w, h) = if i % 3 == 1 { (7.0, 10.0) } else { (10.5, 7.0) };
+        let shade = if (i * 5 / 3) % 2 == 0 {
+            &mut light
+        } else {
+            &mut dark
+        };
+        let _ = write!(
+            shade,
+            "M{},{}h{}v{}h-{}z",
+            Num(x - w / 2.0),
+            Num(y - h / 2.0),
+            Num(w),
+            Num(h),
+            Num(w)
+        );
+    }
+    let ridges: String = at
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| {
+            if i % 3 == 1 {
+                format!("M{},{}v7", Num(x), Num(y - 3.5))
+            } else {
+                format!("M{},{}h8", Num(x - 4.0), Num(y))
+            }
+        })
+        .collect();
+    let _ = write!(
+        out,
+        r##"<path d="{light}" fill="#c0553d" stroke="#7a3322" stroke-width="0.8"/><path d="{dark}" fill="#a84a36" stroke="#7a3322" stroke-width="0.8"/><path d="{ridges}" stroke="#6b2a1c" stroke-width="0.9"/>"##
+    );
 }
 
 /// What stands upright on a tile whatever its rotation (a cloister, the

@@ -42,5 +42,8 @@ fn tiles_md_shows_each_kind_beside_its_description() {
             !text.lines().any(|l| l.starts_with(&row) && l.contains(&picture))
         })
         .collect();
-    assert!(missing.is_empty(), "docs/tiles.md rows without their picture: {missing:?}");
+    assert!(
+        missing.is_empty(),
+        "docs/tiles.md rows without their picture: {missing:?}"
+    );
 }

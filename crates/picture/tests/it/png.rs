@@ -23,10 +23,25 @@ fn a_board_png_has_the_size_the_svg_states() {
         svg[at..].split('"').next().unwrap().parse().unwrap()
     };
     assert_eq!((width, height), (stated("width"), stated("height")));
-    // 64 pixels a tile.
-    assert_eq!(PIXELS_PER_UNIT * 100.0, 64.0);
+    // 80 pixels a tile.
+    assert_eq!(PIXELS_PER_UNIT * 100.0, 80.0);
     let raster = rasterise(&svg, 1.0).unwrap();
     assert_eq!((raster.width, raster.height), (width, height));
+}
+
+/// The colour type in a PNG's header: 2 RGB, 6 RGBA.
+fn png_colour_type(png: &[u8]) -> u8 {
+    png[25]
+}
+
+#[test]
+fn an_opaque_picture_is_an_rgb_png_and_a_transparent_one_keeps_its_alpha() {
+    let game = game_after(&shared_record("base-2p.json"), Some(3));
+    let board = svg_to_png(&board_svg(&game, &BoardOptions::default())).unwrap();
+    assert_eq!(png_colour_type(&board), 2);
+    let half = r##"<svg xmlns="http://www.w3.org/2000/svg" width="4" height="2"><rect width="2" height="2" fill="#ff0000" fill-opacity="0.5"/></svg>"##;
+    let png = svg_to_png(half).unwrap();
+    assert_eq!(png_colour_type(&png), 6);
 }
 
 #[test]
@@ -42,4 +57,7 @@ fn what_is_no_svg_or_too_large_is_an_error() {
     let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="10" viewBox="0 0 1 1"/>"#;
     let error = svg_to_png(huge).unwrap_err();
     assert!(error.to_string().contains("too large"), "{error}");
+    // Within the side limit, beyond the pixel limit (8000 x 8000).
+    let square = r#"<svg xmlns="http://www.w3.org/2000/svg" width="8000" height="8000" viewBox="0 0 1 1"/>"#;
+    assert!(svg_to_png(square).unwrap_err().to_string().contains("too large"));
 }
