@@ -198,9 +198,9 @@ class GamePage {
               this.moveList,
             ),
           ),
+          this.finalSection,
+          this.auditSection,
         ),
-        this.finalSection,
-        this.auditSection,
       ),
     );
     this.renderHead();
