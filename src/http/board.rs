@@ -202,5 +202,6 @@ fn render_svg(game: &Game, coordinates: bool) -> String {
 }
 
 fn render_png(svg: &str) -> Result<Vec<u8>, ApiError> {
+    // Our own pictures always rasterise, within the crate's size limits.
     carcassonne_picture::svg_to_png(svg).map_err(|e| ApiError::Internal(format!("png: {e}")))
 }

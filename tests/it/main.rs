@@ -6,6 +6,7 @@ mod bench_verdict;
 mod cli;
 mod edge;
 mod fuzz;
+mod http;
 mod pictures;
 mod reads;
 mod secrecy;

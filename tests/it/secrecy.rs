@@ -1,5 +1,5 @@
 //! Hidden information never leaks: the seed and the order of the bag reach
-//! no response and no log line before the game ends.
+//! no response (gRPC or HTTP) and no log line before the game ends.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -76,6 +76,19 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
                 .unwrap()
                 .into_inner();
             seen.push((draws.len(), format!("{game:?}")));
+            // The same over HTTP: JSON, the picture, the export.
+            let id = &name["games/".len()..];
+            for path in [
+                format!("/api/games/{id}"),
+                "/api/games".to_owned(),
+                format!("/api/games/{id}/export"),
+                format!("/api/games/{id}/verify"),
+                format!("/games/{id}/board.svg?coordinates=true"),
+            ] {
+                let answer = crate::http::get(&server, &path, &[]).await;
+                assert_eq!(answer.status, 200, "{path}");
+                seen.push((draws.len(), answer.text()));
+            }
         }
     }
     assert!(finished);
