@@ -22,6 +22,7 @@ export function showLobby(main) {
       "section",
       { class: "lobby", "aria-labelledby": "lobby-title" },
       el("h1", { id: "lobby-title" }, "Games"),
+      el("p", { class: "lead" }, "Watch a running game live, or replay a finished one move by move."),
       empty,
       el("h2", {}, "Running ", runningCount),
       running,
@@ -30,12 +31,30 @@ export function showLobby(main) {
     ),
   );
 
+  // Each game's card is rebuilt only when the game changed, and a list
+  // only re-laid when its games or their order did, so that a refresh
+  // keeps the keyboard focus where it is.
+  const cards = new Map(); // name -> {text, element}
+  const cardOf = (game) => {
+    const text = JSON.stringify(game);
+    const known = cards.get(game.name);
+    if (known?.text === text) return known.element;
+    const element = card(game);
+    known?.element.replaceWith(element);
+    cards.set(game.name, { text, element });
+    return element;
+  };
+  const fill = (list, items, none) => {
+    const wanted = items.length ? items : [list.querySelector(":scope > .none") ?? el("li", { class: "none" }, none)];
+    const same = wanted.length === list.children.length && wanted.every((item, index) => list.children[index] === item);
+    if (!same) list.replaceChildren(...wanted);
+  };
   const render = () => {
     const all = [...games.values()].sort((a, b) => num(b.createTimeMs) - num(a.createTimeMs) || (a.name < b.name ? -1 : 1));
     const live = all.filter((game) => !isFinished(game));
     const done = all.filter(isFinished);
-    running.replaceChildren(...(live.length ? live.map(card) : [el("li", { class: "none" }, "No game is running.")]));
-    finished.replaceChildren(...(done.length ? done.map(card) : [el("li", { class: "none" }, "No game has finished yet.")]));
+    fill(running, live.map(cardOf), "No game is running.");
+    fill(finished, done.map(cardOf), "No game has finished yet.");
     runningCount.textContent = `(${live.length})`;
     finishedCount.textContent = `(${done.length})`;
     empty.hidden = all.length > 0;
@@ -111,6 +130,16 @@ function card(game) {
     el(
       "a",
       { href: gamePath(id), "aria-label": `Game ${id}, ${status.toLowerCase()}, version ${num(game.version)}` },
+      el(
+        "div",
+        { class: "card-board" },
+        el("img", {
+          src: `${gamePath(id)}/board.svg?version=${num(game.version)}`,
+          alt: "",
+          loading: "lazy",
+          decoding: "async",
+        }),
+      ),
       el(
         "div",
         { class: "card-head" },
