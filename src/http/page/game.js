@@ -75,9 +75,16 @@ class GamePage {
     this.states = new Map(); // version -> Game, a small cache
     this.finished = false; // the end was handled
 
+    // What is seen first, the board and the players, is asked for first;
+    // the whole game's events and the verification once that is shown (or
+    // after a moment at the latest).
+    this.firstShown = new Promise((resolve) => {
+      this.onFirstShown = resolve;
+      setTimeout(resolve, 1000);
+    });
     this.build();
     this.goTo(asked === null ? this.maxVersion : Math.min(asked, this.maxVersion), { keepFollowing: true });
-    this.watch();
+    this.firstShown.then(() => this.watch());
     document.addEventListener("keydown", (event) => this.onKey(event));
   }
 
@@ -463,6 +470,7 @@ class GamePage {
   }
 
   renderState(game) {
+    this.onFirstShown();
     const winners = new Set((game.winners ?? []).map(num));
     const finished = isFinished(game);
     const pendingSeat = finished ? null : num(game.pending?.seat);
@@ -691,7 +699,7 @@ class GamePage {
       verdict,
       el("p", {}, download),
     );
-    this.verify(verdict);
+    this.firstShown.then(() => this.verify(verdict));
   }
 
   async verify(verdict) {
