@@ -8,19 +8,8 @@
 import { apiGamePath, gamePath, getJson, HttpError, num, openStream } from "./api.js";
 import { BoardView } from "./board.js";
 import { drawChart } from "./chart.js";
-import {
-  decisionText,
-  el,
-  eventText,
-  FEATURES,
-  icon,
-  isFinished,
-  rulesText,
-  scoreChangeText,
-  seatMark,
-  STATUS,
-  timeText,
-} from "./words.js";
+import { moveRow, pointsByFeature, renderAudit } from "./summary.js";
+import { decisionText, el, icon, isFinished, rulesText, seatMark, STATUS, timeText } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const STEP_MS = 600; // one version per step at 1x
@@ -547,44 +536,12 @@ class GamePage {
 
   /** The move list's row of an event, or null for an event not listed. */
   moveRow(watched) {
-    const event = watched.event ?? {};
-    const version = num(event.version);
+    const version = num(watched.event?.version);
     const drawn = this.events.get(version - 1)?.event?.tileDrawn?.kind;
-    const text = eventText(event, this.name, drawn);
-    const changes = event.scoreChanges ?? [];
-    const discarded = event.discarded ?? [];
-    if (text === null && changes.length === 0 && discarded.length === 0) return null;
-    const seat = event.seat === undefined ? null : num(event.seat);
-    const row = el(
-      "li",
-      { "data-version": String(version) },
-      el(
-        "button",
-        { type: "button", class: "move", onclick: () => { this.stop(); this.goTo(version); } },
-        el("span", { class: "move-version" }, String(version)),
-        seat === null ? el("span", { class: "seat-mark-space" }) : seatMark(seat, 16),
-        el("span", { class: "move-text" }, text ?? "Tile drawn"),
-      ),
-      changes.length
-        ? el(
-            "ul",
-            { class: "score-changes" },
-            changes.map((change) => {
-              const words = scoreChangeText(change, this.name);
-              return el(
-                "li",
-                {},
-                el("span", { class: "points" }, words.points),
-                el("span", {}, `${words.seats} · ${words.feature}`),
-                words.rule ? el("abbr", { class: "rule", title: `Rule ${words.rule} of docs/rules.md` }, words.rule) : null,
-              );
-            }),
-          )
-        : null,
-      discarded.length ? el("p", { class: "discarded" }, `Discarded (fit nowhere): ${discarded.join(", ")}`) : null,
-      event.finished ? el("p", { class: "game-end" }, "End of the game") : null,
-    );
-    return row;
+    return moveRow(watched, this.name, drawn, () => {
+      this.stop();
+      this.goTo(version);
+    });
   }
 
   highlightMove(rescroll = false) {
@@ -619,127 +576,11 @@ class GamePage {
 
   renderFinal() {
     if (!isFinished(this.info)) return;
-    const players = this.info.players ?? [];
-    const kinds = Object.keys(FEATURES).filter(
-      (kind) => kind !== "FEATURE_KIND_CITY_OF_CARCASSONNE" || this.withCount,
-    );
-    const points = players.map(() => Object.fromEntries(kinds.map((kind) => [kind, 0])));
-    for (const watched of this.events.values()) {
-      for (const change of watched.event?.scoreChanges ?? []) {
-        const kind = change.feature ?? "FEATURE_KIND_UNSPECIFIED";
-        for (const seat of change.seats ?? []) {
-          const row = points[num(seat)];
-          if (row) row[kind] = (row[kind] ?? 0) + num(change.points);
-        }
-      }
-    }
-    const winners = new Set((this.info.winners ?? []).map(num));
     this.finalSection.hidden = false;
-    this.finalSection.replaceChildren(
-      el("h2", { id: "final-title" }, "Points by feature"),
-      el(
-        "div",
-        { class: "table-scroll" },
-        el(
-          "table",
-          { class: "final-table" },
-          el(
-            "thead",
-            {},
-            el(
-              "tr",
-              {},
-              el("th", { scope: "col" }, "Player"),
-              kinds.map((kind) =>
-                kind === "FEATURE_KIND_CITY_OF_CARCASSONNE"
-                  ? el("th", { scope: "col", class: "num" }, el("span", { class: "wide-only" }, "City of "), "Carcassonne")
-                  : el("th", { scope: "col", class: "num" }, FEATURES[kind].column),
-              ),
-              el("th", { scope: "col", class: "num" }, "Total"),
-            ),
-          ),
-          el(
-            "tbody",
-            {},
-            players.map((player, index) => {
-              const seat = num(player.seat);
-              const row = points[index] ?? {};
-              const total = Object.values(row).reduce((sum, value) => sum + value, 0);
-              return el(
-                "tr",
-                { class: winners.has(seat) ? "winner" : undefined },
-                el("th", { scope: "row" }, seatMark(seat, 18), el("span", { class: "player-name" }, player.name ?? ""), winners.has(seat) ? el("span", { class: "winner-tag" }, "winner") : null),
-                kinds.map((kind) => el("td", { class: "num" }, String(row[kind] ?? 0))),
-                el("td", { class: "num total" }, String(total)),
-              );
-            }),
-          ),
-        ),
-      ),
-    );
+    this.finalSection.replaceChildren(...pointsByFeature(this.info, this.events.values(), this.withCount));
   }
 
   renderAudit() {
-    const info = this.info;
-    const commitment = el("p", {}, "Seed commitment (SHA-256): ", el("code", { class: "hash" }, info.seedSha256 ?? ""));
-    if (!isFinished(info)) {
-      this.auditSection.replaceChildren(
-        el("h2", { id: "audit-title" }, "Audit"),
-        commitment,
-        el("p", { class: "muted" }, "The seed that fixed the draw order is revealed when the game is over; then the game can be verified and downloaded."),
-      );
-      return;
-    }
-    const verdict = el("p", { class: "verdict", "aria-live": "polite" }, "Verifying…");
-    const download = el("button", { type: "button", class: "text-button primary", onclick: () => this.download(download) }, "Download the record (JSON)");
-    this.auditSection.replaceChildren(
-      el("h2", { id: "audit-title" }, "Audit"),
-      commitment,
-      el("p", {}, "Seed, revealed: ", el("code", { class: "hash seed" }, info.seed ?? "")),
-      verdict,
-      el("p", {}, download),
-    );
-    this.firstShown.then(() => this.verify(verdict));
-  }
-
-  async verify(verdict) {
-    let answer;
-    try {
-      answer = await getJson(`${apiGamePath(this.id)}/verify`);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      verdict.textContent = `The verification could not run: ${error.message}`;
-      verdict.className = "verdict bad";
-      return;
-    }
-    verdict.dataset.ok = String(Boolean(answer.ok));
-    if (answer.ok) {
-      verdict.className = "verdict good";
-      const scores = (answer.scores ?? []).map(num).join(" – ");
-      verdict.textContent = `✓ Verified: every turn is legal, the draws follow from the revealed seed, the hash chain holds${scores ? `, and the record scores ${scores}` : ""}.`;
-    } else {
-      verdict.className = "verdict bad";
-      const rule = answer.rule ? ` (rule ${answer.rule})` : "";
-      verdict.textContent = `✗ Verification failed at ${num(answer.at)}${rule}: ${answer.error ?? "unknown problem"}`;
-    }
-  }
-
-  async download(button) {
-    button.disabled = true;
-    try {
-      const answer = await getJson(`${apiGamePath(this.id)}/export`);
-      const blob = new Blob([answer.recordJson ?? ""], { type: "application/json" });
-      const url = URL.createObjectURL(blob);
-      const link = el("a", { href: url, download: `carcassonne-${this.id}.json` });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 10000);
-    } catch (error) {
-      if (!(error instanceof HttpError)) throw error;
-      button.textContent = `The download failed: ${error.message}`;
-    } finally {
-      button.disabled = false;
-    }
+    renderAudit(this.auditSection, this.id, this.info, this.firstShown);
   }
 }
