@@ -241,7 +241,7 @@ test("the shareable link opens the game at that version", async () => {
   await context.close();
 });
 
-test("the board pans and zooms", async () => {
+test("the board pans and zooms (wheel, drag, buttons, pinch)", async () => {
   const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
   await page.goto(`${server.url}/games/${finished.id}`);
   await shownAt(page, finishedVersion);
@@ -258,6 +258,22 @@ test("the board pans and zooms", async () => {
   assert.notEqual(await transform(), zoomed, "a drag moves the board");
   await page.getByRole("button", { name: "Fit the board to the view" }).click();
   assert.equal(await transform(), fitted);
+  // A pinch: two touches moving apart zoom in.
+  const scale = () => page.locator(".board-image").evaluate((image) => Number(/scale\(([^)]+)\)/.exec(image.style.transform)[1]));
+  const before = await scale();
+  await page.locator(".board-viewport").evaluate((viewport) => {
+    const box = viewport.getBoundingClientRect();
+    const y = box.top + box.height / 2;
+    const touch = (type, pointerId, x) =>
+      viewport.dispatchEvent(new PointerEvent(type, { pointerId, pointerType: "touch", clientX: x, clientY: y, bubbles: true, isPrimary: pointerId === 1 }));
+    const middle = box.left + box.width / 2;
+    touch("pointerdown", 1, middle - 40);
+    touch("pointerdown", 2, middle + 40);
+    for (let step = 1; step <= 5; step++) touch("pointermove", 2, middle + 40 + step * 20);
+    touch("pointerup", 2, middle + 140);
+    touch("pointerup", 1, middle - 40);
+  });
+  assert.ok((await scale()) > before * 1.5, `a pinch zoomed from ${before} to ${await scale()}`);
   noProblems(problems);
   await context.close();
 });

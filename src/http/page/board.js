@@ -147,7 +147,11 @@ export class BoardView {
   }
 
   onPointerDown(event) {
-    this.viewport.setPointerCapture?.(event.pointerId);
+    try {
+      this.viewport.setPointerCapture(event.pointerId);
+    } catch {
+      // a pointer the browser does not track (synthetic): no capture
+    }
     this.pointers.set(event.pointerId, { x: event.clientX, y: event.clientY });
     this.viewport.classList.add("dragging");
   }
