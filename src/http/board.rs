@@ -10,12 +10,15 @@
 //! rasterised on blocking threads, a few at a time, so that a burst of
 //! renders never stalls other calls.
 
-use std::sync::Arc;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::{IntoResponse, Response};
+use bytes::Bytes;
 use carcassonne_engine::Game;
 use http::HeaderMap;
+use lru::LruCache;
 use tokio::sync::Semaphore;
 
 use super::error::{self, Failed};
@@ -26,17 +29,35 @@ use crate::server::{audience, request};
 
 /// PNGs rasterised at once: about the cores of a small server.
 const PNG_RENDERS: usize = 2;
+/// Pictures kept once rendered (a 5-player board's PNG is about 250 KB):
+/// an embedded picture is asked for again and again, and a version's
+/// picture never changes.
+const PICTURES_KEPT: usize = 64;
 
-/// What renders pictures.
+/// What renders pictures, and the last ones rendered.
 pub struct Pictures {
     png_renders: Arc<Semaphore>,
+    /// By ETag (game, version, options, format): the same bytes for every
+    /// caller who may see that version, so keeping them shows nobody more.
+    rendered: Mutex<LruCache<String, Bytes>>,
 }
 
 impl Default for Pictures {
     fn default() -> Pictures {
         Pictures {
             png_renders: Arc::new(Semaphore::new(PNG_RENDERS)),
+            rendered: Mutex::new(LruCache::new(
+                NonZeroUsize::new(PICTURES_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
         }
+    }
+}
+
+impl Pictures {
+    fn rendered(&self) -> MutexGuard<'_, LruCache<String, Bytes>> {
+        // A cache of plain bytes: a panic elsewhere cannot leave it
+        // half-updated.
+        self.rendered.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -150,6 +171,15 @@ async fn picture(
     if matches(headers, &etag) {
         return Ok((http::StatusCode::NOT_MODIFIED, cached).into_response());
     }
+    let kept = http.pictures.rendered().get(&etag).cloned();
+    if let Some(bytes) = kept {
+        return Ok((
+            cached,
+            [(http::header::CONTENT_TYPE, format.content_type())],
+            bytes,
+        )
+            .into_response());
+    }
     let games = http.games.clone();
     let bytes = match format {
         Format::Svg => {
@@ -174,6 +204,8 @@ async fn picture(
             .await?
         }
     };
+    let bytes = Bytes::from(bytes);
+    http.pictures.rendered().put(etag, bytes.clone());
     Ok((
         cached,
         [(http::header::CONTENT_TYPE, format.content_type())],

@@ -34,6 +34,7 @@ pub struct Http {
     health: tonic_health::server::HealthService,
     games: Arc<Games>,
     pictures: board::Pictures,
+    event_json: sse::EventJson,
 }
 
 impl Http {
@@ -49,6 +50,7 @@ impl Http {
             health,
             games,
             pictures: board::Pictures::default(),
+            event_json: sse::EventJson::default(),
         }
     }
 }

@@ -8,14 +8,16 @@
 //! second snapshot: it misses nothing and sees nothing twice. A game that
 //! ended at that version answers 204, which stops the reconnecting.
 
+use std::num::NonZeroUsize;
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::Poll;
 
 use axum::extract::{Path, RawQuery, State};
 use axum::response::sse::{Event, Sse};
 use axum::response::{IntoResponse, Response};
 use http::HeaderMap;
+use lru::LruCache;
 use serde::Serialize;
 use tokio_stream::{Stream, StreamExt as _};
 
@@ -87,7 +89,12 @@ pub async fn watch_game(
         }
     }
     let messages = tokio_stream::iter(first).chain(messages);
-    Ok(events(messages, game_event_id).into_response())
+    let name: Arc<str> = Arc::from(game_name(&id));
+    let json = move |message: &WatchGameResponse| match &message.message {
+        Some(G::Event(event)) => http.event_json.of(&name, message, event),
+        _ => to_json(message),
+    };
+    Ok(events(messages, game_event_id, json).into_response())
 }
 
 /// `GET /api/server/watch?from_position=N&keep_alive_ms=M`: WatchServer.
@@ -110,7 +117,58 @@ pub async fn watch_server(
         .watch_server(grpc_request(&headers, request))
         .await?
         .into_inner();
-    Ok(events(messages, server_event_id).into_response())
+    Ok(events(messages, server_event_id, to_json).into_response())
+}
+
+fn to_json<T: Serialize>(message: &T) -> Arc<str> {
+    Arc::from(serde_json::to_string(message).unwrap_or_default())
+}
+
+/// The JSON of the game events sent lately, by game and version. Every
+/// watcher of a game is sent the very same message for an event (the
+/// feed builds it once, for players and spectators alike, spectators
+/// only later), so a thousand pages cost one serialisation per event,
+/// not a thousand.
+pub struct EventJson {
+    kept: Mutex<Kept>,
+}
+
+/// Each event's JSON by its game's name and its version.
+type Kept = LruCache<(Arc<str>, i64), Arc<str>>;
+
+/// Events whose JSON is kept: the recent events of the games watched.
+const EVENTS_KEPT: usize = 1024;
+
+impl Default for EventJson {
+    fn default() -> EventJson {
+        EventJson {
+            kept: Mutex::new(LruCache::new(
+                NonZeroUsize::new(EVENTS_KEPT).unwrap_or(NonZeroUsize::MIN),
+            )),
+        }
+    }
+}
+
+impl EventJson {
+    /// The JSON of `message`, the event `event` of game `name`.
+    fn of(&self, name: &Arc<str>, message: &WatchGameResponse, event: &proto::WatchedEvent) -> Arc<str> {
+        let Some(version) = event.event.as_ref().map(|e| e.version) else {
+            return to_json(message);
+        };
+        let key = (name.clone(), version);
+        if let Some(json) = self.kept().get(&key) {
+            return json.clone();
+        }
+        let json = to_json(message);
+        self.kept().put(key, json.clone());
+        json
+    }
+
+    fn kept(&self) -> MutexGuard<'_, Kept> {
+        // Plain strings: a panic elsewhere cannot leave the cache
+        // half-updated.
+        self.kept.lock().unwrap_or_else(PoisonError::into_inner)
+    }
 }
 
 /// The stream's next message if it is ready now, without waiting.
@@ -140,11 +198,12 @@ fn server_event_id(message: &WatchServerResponse) -> Option<i64> {
 fn events<T: Serialize + Send + 'static>(
     messages: impl Stream<Item = Result<T, tonic::Status>> + Send + 'static,
     id: fn(&T) -> Option<i64>,
+    json: impl Fn(&T) -> Arc<str> + Send + 'static,
 ) -> Sse<impl Stream<Item = Result<Event, std::convert::Infallible>> + Send + 'static> {
     let events = messages.map(move |message| {
         Ok(match message {
             Ok(message) => {
-                let event = Event::default().data(serde_json::to_string(&message).unwrap_or_default());
+                let event = Event::default().data(json(&message));
                 match id(&message) {
                     Some(id) => event.id(id.to_string()),
                     None => event,

@@ -619,6 +619,9 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
             now.header("cache-control"),
             "private, max-age=31536000, immutable"
         );
+        // The seat's picture, rendered and kept, is still no spectator's.
+        let hidden = picture(&server, &format!("{board}.{format}?version={head}"), &[]).await;
+        assert_eq!(hidden.status, 400);
         let latest_seat = picture(&server, &format!("{board}.{format}"), &[("authorization", &seat)]).await;
         assert_eq!(latest_seat.body, now.body);
         assert_eq!(latest_seat.header("cache-control"), "private, no-cache");
@@ -672,5 +675,28 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
         let latest = picture(&server, &format!("{board}.{format}"), &[]).await;
         assert_eq!(latest.body, end.body);
     }
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_call_to_an_unknown_service_stays_unimplemented_beside_the_http_routes() {
+    let (server, _client) = start().await;
+    let channel = tonic::transport::Endpoint::from_shared(server.url())
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let codec = tonic_prost::ProstCodec::<proto::GetGameRequest, proto::GetGameResponse>::default();
+    let path = http::uri::PathAndQuery::from_static("/carcassonne.v1.NoSuchService/GetGame");
+    let status = grpc
+        .unary(tonic::Request::new(proto::GetGameRequest::default()), path, codec)
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), tonic::Code::Unimplemented);
+    // The same path without gRPC's content type is a plain 404.
+    let plain = get(&server, "/carcassonne.v1.NoSuchService/GetGame", &[]).await;
+    assert_eq!(plain.status, 404);
     server.stop().await;
 }

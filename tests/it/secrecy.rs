@@ -89,6 +89,12 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
                 assert_eq!(answer.status, 200, "{path}");
                 seen.push((draws.len(), answer.text()));
             }
+            // A seat's token in its header: never logged.
+            let seat = format!("Bearer {}", tokens[1]);
+            let answer =
+                crate::http::get(&server, &format!("/api/games/{id}"), &[("authorization", &seat)]).await;
+            assert_eq!(answer.status, 200);
+            seen.push((draws.len(), answer.text()));
         }
     }
     assert!(finished);
