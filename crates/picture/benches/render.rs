@@ -92,8 +92,8 @@ fn main() {
     let fold = median(101, || Game::fold(&events));
     let text = median(101, || render::board(&game));
     let to_svg = median(101, || board_svg(&game, &options));
-    let to_raster = median(21, || rasterise(&svg, 1.0));
-    let to_png = median(21, || svg_to_png(&board_svg(&game, &options)));
+    let to_raster = median(41, || rasterise(&svg, 1.0));
+    let to_png = median(41, || svg_to_png(&board_svg(&game, &options)));
 
     println!();
     println!(

@@ -34,6 +34,7 @@ const SHORT_ROAD_ANCHOR: f32 = 15.0;
 const FIELD_INSET: f32 = 14.0;
 /// ... or from a half-edge, nearer its border to keep clear of a wall.
 const HALF_INSET: f32 = 12.0;
+/// A farmer in a corner stands this part of the way to the centre.
 const CORNER_INSET: f32 = 0.36;
 
 /// One piece of an outline, from the current point.
@@ -78,7 +79,7 @@ fn add(a: Point, d: Point, k: f32) -> Point {
     (a.0 + d.0 * k, a.1 + d.1 * k)
 }
 
-fn distance(a: Point, b: Point) -> f32 {
+pub(crate) fn distance(a: Point, b: Point) -> f32 {
     ((a.0 - b.0).powi(2) + (a.1 - b.1).powi(2)).sqrt()
 }
 
@@ -269,7 +270,7 @@ fn pull(p: Point, k: f32) -> Point {
 }
 
 /// Where a city segment's knight stands (and its pennant beside it).
-fn city_anchor(mask: u8) -> Point {
+pub(crate) fn city_anchor(mask: u8) -> Point {
     let mids: Vec<Point> = edges_of(mask).map(edge_mid).collect();
     pull(average(&mids), 0.7)
 }
@@ -301,7 +302,7 @@ pub fn cloister_point(def: &TileDef) -> Point {
 
 /// The first city segment of a tile, or the City of Carcassonne on it:
 /// where a road that ends at a city goes.
-fn city_target(def: &TileDef) -> Option<Point> {
+pub(crate) fn city_target(def: &TileDef) -> Option<Point> {
     if let Some(city) = def.segments.iter().find(|s| s.kind == FeatureKind::City) {
         return Some(city_anchor(city.edges));
     }
@@ -363,7 +364,7 @@ pub fn river_line(def: &TileDef) -> Option<Line> {
     through_line(mask, CENTRE)
 }
 
-fn point_on(line: &Line, t: f32) -> Point {
+pub(crate) fn point_on(line: &Line, t: f32) -> Point {
     match line.step {
         Step::Line(to) => lerp(line.start, to, t),
         Step::Quad(c, to) => lerp(lerp(line.start, c, t), lerp(c, to, t), t),
@@ -455,121 +456,4 @@ pub fn segment_at(kind: TileKind, rotation: Rotation, place: carcassonne_engine:
         carcassonne_engine::Place::Cloister => def.cloister?,
     };
     (usize::from(segment) < def.segments.len()).then_some(segment)
-}
-
-// ---- Houses ---------------------------------------------------------------
-
-/// Grid step and margins of the houses drawn in a city: clear of its
-/// walls, of the tile's border (where edges are read), of its knight and
-/// of its pennant.
-const HOUSE_STEP: f32 = 16.0;
-const HOUSE_WALL_MARGIN: f32 = 8.5;
-const HOUSE_BORDER_MARGIN: f32 = 9.0;
-const HOUSE_ANCHOR_MARGIN: f32 = 14.0;
-
-fn flatten(start: Point, steps: &[Step]) -> Vec<Point> {
-    let mut points = vec![start];
-    let mut from = start;
-    for step in steps {
-        let line = Line {
-            start: from,
-            step: *step,
-        };
-        let n = if matches!(step, Step::Line(_)) { 1 } else { 16 };
-        points.extend((1..=n).map(|i| point_on(&line, i as f32 / n as f32)));
-        from = *points.last().unwrap_or(&from);
-    }
-    points
-}
-
-fn inside_polygon(p: Point, polygon: &[Point]) -> bool {
-    let mut inside = false;
-    for (i, &a) in polygon.iter().enumerate() {
-        let b = polygon[(i + 1) % polygon.len()];
-        if (a.1 > p.1) != (b.1 > p.1) && p.0 < a.0 + (p.1 - a.1) * (b.0 - a.0) / (b.1 - a.1) {
-            inside = !inside;
-        }
-    }
-    inside
-}
-
-fn distance_to_segment(p: Point, a: Point, b: Point) -> f32 {
-    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
-    let length = dx * dx + dy * dy;
-    let t = if length == 0.0 {
-        0.0
-    } else {
-        (((p.0 - a.0) * dx + (p.1 - a.1) * dy) / length).clamp(0.0, 1.0)
-    };
-    distance(p, (a.0 + dx * t, a.1 + dy * t))
-}
-
-/// Where the houses of a city outline stand (their centres, at rotation 0),
-/// clear of `keep_clear` points.
-fn houses_in(outline: &Outline, keep_clear: &[Point]) -> Vec<Point> {
-    let polygon = flatten(outline.start, &outline.steps);
-    let walls: Vec<Vec<Point>> = outline
-        .walls
-        .iter()
-        .map(|(from, step)| flatten(*from, std::slice::from_ref(step)))
-        .collect();
-    let near_wall = |p: Point| {
-        walls.iter().any(|w| {
-            w.windows(2)
-                .any(|ab| distance_to_segment(p, ab[0], ab[1]) < HOUSE_WALL_MARGIN)
-        })
-    };
-    let mut houses = Vec::new();
-    let steps = (TILE / HOUSE_STEP) as usize;
-    for row in 0..steps {
-        for column in 0..steps {
-            // Every other row shifted by half a step, like streets.
-            let shift = if row % 2 == 1 { HOUSE_STEP / 2.0 } else { 0.0 };
-            // A little irregular, as houses are.
-            let jitter = ((row * 7 + column * 3) % 5) as f32 - 2.0;
-            let p = (
-                HOUSE_STEP * 0.7 + column as f32 * HOUSE_STEP + shift + jitter,
-                HOUSE_STEP * 0.7 + row as f32 * HOUSE_STEP - jitter * 0.5,
-            );
-            let clear_of_border = p.0 >= HOUSE_BORDER_MARGIN
-                && p.1 >= HOUSE_BORDER_MARGIN
-                && p.0 <= TILE - HOUSE_BORDER_MARGIN
-                && p.1 <= TILE - HOUSE_BORDER_MARGIN;
-            if clear_of_border
-                && inside_polygon(p, &polygon)
-                && !near_wall(p)
-                && keep_clear.iter().all(|&k| distance(p, k) >= HOUSE_ANCHOR_MARGIN)
-            {
-                houses.push(p);
-            }
-        }
-    }
-    houses
-}
-
-/// The houses of every city on a tile (its segments and the City of
-/// Carcassonne), at rotation 0.
-pub fn houses(def: &TileDef) -> Vec<Point> {
-    let mut keep_clear: Vec<Point> = Vec::new();
-    for s in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
-        keep_clear.push(city_anchor(s.edges));
-        if s.pennant {
-            keep_clear.push(pennant_point(s));
-        }
-    }
-    // Where roads that end at a city meet it.
-    if road_end(def) == RoadEnd::City {
-        keep_clear.extend(city_target(def));
-    }
-    let mut all = Vec::new();
-    let carcassonne = city_of_carcassonne_halves(def);
-    if carcassonne != 0 {
-        for outline in city_of_carcassonne_outlines(carcassonne) {
-            all.extend(houses_in(&outline, &keep_clear));
-        }
-    }
-    for s in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
-        all.extend(houses_in(&city_outline(s.edges), &keep_clear));
-    }
-    all
 }

@@ -28,6 +28,7 @@
 mod board;
 mod city;
 mod geometry;
+mod houses;
 mod palette;
 mod png;
 mod sheet;

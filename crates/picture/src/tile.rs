@@ -111,8 +111,8 @@ fn city_shape(out: &mut String, outline: &geometry::Outline) {
     if !walls.is_empty() {
         let _ = write!(
             out,
-            // A dark wall with light merlons along its top.
-            r##"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/><path d="{walls}" fill="none" stroke="#f1dfb8" stroke-width="1.4" stroke-dasharray="2.2 2.2"/>"##,
+            // A dark wall with a light walk along its top.
+            r##"<path d="{walls}" fill="none" stroke="{CITY_WALL}" stroke-width="{}" stroke-linecap="round"/><path d="{walls}" fill="none" stroke="#f1dfb8" stroke-width="1.2"/>"##,
             Num(WALL_WIDTH)
         );
     }
@@ -128,7 +128,7 @@ fn cities(out: &mut String, def: &TileDef) {
     for segment in def.segments.iter().filter(|s| s.kind == FeatureKind::City) {
         city_shape(out, &geometry::city_outline(segment.edges));
     }
-    houses(out, &geometry::houses(def));
+    houses(out, &crate::houses::houses(def));
 }
 
 /// Roofs seen from above: red tiles with a ridge, two shades.
