@@ -154,6 +154,7 @@ test("the points by feature of a River and Count game add up to its scores", asy
   assert.deepEqual(totals.map(Number), final.players.map((p) => p.score));
   const headers = await page.locator(".final-table thead th").allInnerTexts();
   assert.ok(headers.includes("City of Carcassonne"), headers.join("|"));
+  assert.equal(headers.at(-1), "Total");
   const rows = await page.locator(".moves > li").count();
   assert.ok(rows > 50, `${rows} moves listed`);
   noProblems(problems);
@@ -293,6 +294,8 @@ test("a finished game on a desktop and on a phone", async () => {
     for (const selector of [".board-viewport", ".slider", ".players", ".moves"]) {
       assert.ok(await page.locator(selector).isVisible(), `${name}: ${selector} is visible`);
     }
+    const table = await page.locator(".final-table").evaluate((t) => t.parentElement.scrollWidth - t.parentElement.clientWidth);
+    assert.ok(table <= 0, `${name}: the points table is ${table} px too wide`);
     const board = await page.locator(".board-viewport").boundingBox();
     assert.ok(board.width >= (options.viewport.width - 40) * (name === "phone" ? 0.9 : 0.5), `${name}: the board is ${board.width} px wide`);
     // The seed and the record's download.

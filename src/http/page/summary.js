@@ -68,10 +68,14 @@ export function pointsByFeature(game, watchedEvents, withCount) {
     }
   }
   const winners = new Set((game.winners ?? []).map(num));
+  // A phone gets short column names.
   const header = (kind) =>
-    kind === "FEATURE_KIND_CITY_OF_CARCASSONNE"
-      ? el("th", { scope: "col", class: "num" }, el("span", { class: "wide-only" }, "City of "), "Carcassonne")
-      : el("th", { scope: "col", class: "num" }, FEATURES[kind].column);
+    el(
+      "th",
+      { scope: "col", class: "num" },
+      el("span", { class: "wide-only" }, FEATURES[kind].column),
+      el("abbr", { class: "narrow-only", title: FEATURES[kind].column }, FEATURES[kind].short),
+    );
   const rows = players.map((player, index) => {
     const seat = num(player.seat);
     const row = points[index] ?? {};

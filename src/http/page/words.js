@@ -90,11 +90,11 @@ export function isFinished(game) {
 }
 
 export const FEATURES = {
-  FEATURE_KIND_ROAD: { name: "road", column: "Roads" },
-  FEATURE_KIND_CITY: { name: "city", column: "Cities" },
-  FEATURE_KIND_CLOISTER: { name: "cloister", column: "Cloisters" },
-  FEATURE_KIND_FIELD: { name: "field", column: "Fields" },
-  FEATURE_KIND_CITY_OF_CARCASSONNE: { name: "City of Carcassonne", column: "City of Carcassonne" },
+  FEATURE_KIND_ROAD: { name: "road", column: "Roads", short: "Road" },
+  FEATURE_KIND_CITY: { name: "city", column: "Cities", short: "City" },
+  FEATURE_KIND_CLOISTER: { name: "cloister", column: "Cloisters", short: "Cloi." },
+  FEATURE_KIND_FIELD: { name: "field", column: "Fields", short: "Field" },
+  FEATURE_KIND_CITY_OF_CARCASSONNE: { name: "City of Carcassonne", column: "City of Carcassonne", short: "Carc." },
 };
 
 export function featureName(kind) {
