@@ -155,9 +155,11 @@ function placeText(place) {
 }
 
 function targetText(target) {
-  const x = num(target?.position?.x);
-  const y = num(target?.position?.y);
-  return `(${x}, ${y}) ${(target?.place ?? "").replace("PLACE_", "")}`;
+  const at = `(${num(target?.position?.x)}, ${num(target?.position?.y)})`;
+  const place = (target?.place ?? "").replace("PLACE_", "");
+  if (place === "CLOISTER") return `the cloister at ${at}`;
+  if (place.length === 2) return `the field at ${place} of ${at}`;
+  return `the feature at ${place} of ${at}`;
 }
 
 /**
