@@ -10,7 +10,8 @@
 // load of `/api/health` in the same browser. Prints medians.
 //
 //   node first-load.mjs            (after npm ci; run_tests.sh does that)
-// Environment: CARCASSONNE_BIN, CHROMIUM as for the tests; RUNS (default 9).
+// Environment: CARCASSONNE_BIN, CHROMIUM as for the tests; RUNS (default 9);
+// DETAIL=1 prints every request of each load: start, end, bytes, address.
 
 import { createGame, gameClient, launchBrowser, playGame, startServer } from "./support.mjs";
 
