@@ -81,7 +81,7 @@ async function shownAt(page, version, timeout = 15_000) {
   }));
 }
 
-test("the lobby lists a game within a second of its creation", async () => {
+test("the lobby lists a game within a second of its creation, and of its end", async () => {
   const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
   await page.goto(`${server.url}/`);
   await page.waitForSelector(`main[data-games] .game-card[data-game="${finished.id}"]`);
@@ -103,6 +103,16 @@ test("the lobby lists a game within a second of its creation", async () => {
   const card = await page.locator(`.game-card[data-game="${finished.id}"]`).innerText();
   for (const player of final.game.players) assert.ok(card.includes(String(player.score)), `card shows ${player.score}`);
   await screenshot(page, "lobby-desktop.png");
+  // It moves to the finished games, with its final scores, once it ends.
+  await playGame(client, created, { botSeed: 2 });
+  const ended = Date.now();
+  const finishedCard = page.locator(`.game-card[data-game="${created.id}"]:has(.status-finished)`);
+  await finishedCard.waitFor({ timeout: 5000 });
+  console.log(`the lobby showed the game finished ${Date.now() - ended} ms after its last action`);
+  assert.ok(Date.now() - ended < 1000, "the lobby showed the end within a second");
+  const scores = (await client.getGame({ name: created.name })).game.players.map((p) => String(p.score));
+  const shownScores = await finishedCard.locator(".player-score").allInnerTexts();
+  assert.deepEqual(shownScores, scores);
   noProblems(problems);
   await context.close();
 });
