@@ -163,8 +163,21 @@ test("the points by feature of a River and Count game add up to its scores", asy
   const totals = await page.locator(".final-table .total").allInnerTexts();
   assert.deepEqual(totals.map(Number), final.players.map((p) => p.score));
   const headers = await page.locator(".final-table thead th").allInnerTexts();
-  assert.ok(headers.includes("City of Carcassonne"), headers.join("|"));
+  assert.deepEqual(headers.slice(0, 5), ["Player", "Roads", "Cities", "Cloisters", "Fields"]);
   assert.equal(headers.at(-1), "Total");
+  // Farmers' points (B-F3 and C-11 name the city they feed) count for fields.
+  const farmers = await fetch(`${server.url}/api/games/${finished.id}/watch?from_version=1`).then((r) => r.text());
+  const fieldPoints = final.players.map(() => 0);
+  for (const line of farmers.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    for (const change of JSON.parse(line.slice(5)).event?.event?.scoreChanges ?? []) {
+      if (["B-F3", "B-F4", "C-11", "CD-9"].includes(change.rule) || change.feature === "FEATURE_KIND_FIELD") {
+        for (const seat of change.seats ?? []) fieldPoints[seat] += change.points ?? 0;
+      }
+    }
+  }
+  const fieldColumn = await page.locator(".final-table tbody tr td:nth-of-type(4)").allInnerTexts();
+  assert.deepEqual(fieldColumn.map(Number), fieldPoints);
   const rows = await page.locator(".moves > li").count();
   assert.ok(rows > 50, `${rows} moves listed`);
   noProblems(problems);
@@ -204,6 +217,12 @@ test("the replay slider at version N shows the picture of board.svg?version=N", 
     return differing === 0 ? "same" : `${differing} channel values differ`;
   }, svg);
   assert.equal(same, "same");
+  assert.match(await page.locator(".last-event").innerText(), new RegExp(`^${n}: `), "the event of version N is told under the board");
+  // The coordinates are the picture's own, with `coordinates=true`.
+  await page.getByRole("button", { name: "Coordinates" }).click();
+  await page.waitForFunction((v) => document.querySelector(".board-image")?.dataset.src?.endsWith(`version=${v}&coordinates=true`), n);
+  await page.getByRole("button", { name: "Coordinates" }).click();
+  await shownAt(page, n);
   // Steps and keys.
   await page.locator("body").press("ArrowRight");
   await shownAt(page, n + 1);

@@ -9,7 +9,7 @@ import { apiGamePath, gamePath, getJson, HttpError, num, openStream } from "./ap
 import { BoardView } from "./board.js";
 import { drawChart } from "./chart.js";
 import { moveRow, pointsByFeature, renderAudit } from "./summary.js";
-import { decisionText, el, icon, isFinished, rulesText, seatMark, STATUS, timeText } from "./words.js";
+import { decisionText, el, eventText, icon, isFinished, rulesText, seatMark, STATUS, timeText } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const STEP_MS = 600; // one version per step at 1x
@@ -85,6 +85,24 @@ class GamePage {
     const info = this.info;
     this.statusBadge = el("span", { class: "status" });
     this.board = new BoardView();
+    this.coordinatesButton = el(
+      "button",
+      {
+        type: "button",
+        class: "icon-button",
+        "aria-pressed": "false",
+        title: "Show the cells' coordinates",
+        "aria-label": "Coordinates",
+        onclick: () => {
+          const on = this.coordinatesButton.getAttribute("aria-pressed") !== "true";
+          this.coordinatesButton.setAttribute("aria-pressed", String(on));
+          this.showBoard();
+        },
+      },
+      "x,y",
+    );
+    this.board.controls.prepend(this.coordinatesButton);
+    this.lastLine = el("p", { class: "last-event" });
     this.versionLabel = el("output", { class: "version-label", "aria-live": "off" });
     this.pendingLine = el("p", { class: "pending" });
 
@@ -181,7 +199,7 @@ class GamePage {
         el(
           "div",
           { class: "game-grid" },
-          el("section", { class: "board-panel", "aria-label": "Board" }, this.pendingLine, this.board.element, replay),
+          el("section", { class: "board-panel", "aria-label": "Board" }, this.pendingLine, this.board.element, this.lastLine, replay),
           el(
             "div",
             { class: "side" },
@@ -273,7 +291,7 @@ class GamePage {
     requestAnimationFrame(() => {
       this.chartPending = false;
       this.renderChart();
-      if (!this.following) this.renderPosition();
+      this.renderPosition();
     });
   }
 
@@ -316,7 +334,7 @@ class GamePage {
     const target = Math.max(1, Math.min(this.maxVersion, Math.round(version) || 1));
     if (!keepFollowing) this.following = target >= this.maxVersion && !isFinished(this.info);
     this.shown = target;
-    this.board.show(`${gamePath(this.id)}/board.svg?version=${target}`, `The board at version ${target}`);
+    this.showBoard();
     this.renderPosition();
     this.renderChart();
     this.loadState(target);
@@ -325,6 +343,11 @@ class GamePage {
   // One read of the state at a time: while one runs, the version asked
   // for last is read next. Each answer shows when it comes, so that a fast
   // live game or replay updates as it goes and ends at the version shown.
+  showBoard() {
+    const coordinates = this.coordinatesButton.getAttribute("aria-pressed") === "true" ? "&coordinates=true" : "";
+    this.board.show(`${gamePath(this.id)}/board.svg?version=${this.shown}${coordinates}`, `The board at version ${this.shown}`);
+  }
+
   async loadState(version) {
     if (this.stateLoading) {
       this.stateNext = version;
@@ -442,6 +465,7 @@ class GamePage {
 
   renderPosition() {
     const version = this.shown;
+    this.renderLastEvent(version);
     this.slider.value = String(version);
     this.slider.setAttribute("aria-valuetext", `version ${version} of ${this.maxVersion}`);
     this.versionLabel.textContent = `Version ${version} / ${this.maxVersion}`;
@@ -456,6 +480,30 @@ class GamePage {
     const url = plain ? gamePath(this.id) : `${gamePath(this.id)}?v=${version}`;
     if (location.pathname + location.search !== url) history.replaceState(null, "", url);
     this.highlightMove();
+  }
+
+  /** What the event of the version shown did, under the board. */
+  renderLastEvent(version) {
+    const watched = this.events.get(version);
+    if (version === 1) {
+      this.lastLine.textContent = "The game was created; no tile is placed yet.";
+      return;
+    }
+    if (!watched) {
+      this.lastLine.textContent = "";
+      return;
+    }
+    const event = watched.event ?? {};
+    const drawn = event.tileDrawn ? null : this.events.get(version - 1)?.event?.tileDrawn?.kind;
+    const text = event.tileDrawn
+      ? `Tile ${event.tileDrawn.kind} drawn for ${this.name(num(event.tileDrawn.seat))}`
+      : eventText(event, this.name, drawn);
+    const gains = new Map(); // seat -> points the event gave it
+    for (const change of event.scoreChanges ?? []) {
+      for (const seat of change.seats ?? []) gains.set(num(seat), (gains.get(num(seat)) ?? 0) + num(change.points));
+    }
+    const scored = [...gains].sort(([a], [b]) => a - b).map(([seat, points]) => `${this.name(seat)} +${points}`);
+    this.lastLine.textContent = `${version}: ${text}${scored.length ? `; scores: ${scored.join(", ")}` : ""}`;
   }
 
   renderState(game) {

@@ -3,7 +3,7 @@
 // revealed seed, the verification, the record's download).
 
 import { apiGamePath, getJson, HttpError, num } from "./api.js";
-import { el, eventText, FEATURES, isFinished, scoreChangeText, seatMark } from "./words.js";
+import { el, eventText, FEATURES, isFinished, pointsKind, scoreChangeText, seatMark } from "./words.js";
 
 /**
  * The move list's row of a watched event, or null for an event not worth
@@ -52,21 +52,25 @@ export function moveRow(watched, name, drawn, select) {
 
 /**
  * The end-of-game table: each player's points by feature kind, summed
- * from every event's score changes (so its totals are the final scores).
+ * from every event's score changes (so its totals are the final scores);
+ * farmers' points count for fields.
  */
 export function pointsByFeature(game, watchedEvents, withCount) {
   const players = game.players ?? [];
-  const kinds = Object.keys(FEATURES).filter((kind) => kind !== "FEATURE_KIND_CITY_OF_CARCASSONNE" || withCount);
-  const points = players.map(() => Object.fromEntries(kinds.map((kind) => [kind, 0])));
+  const points = players.map(() => Object.fromEntries(Object.keys(FEATURES).map((kind) => [kind, 0])));
   for (const watched of watchedEvents) {
     for (const change of watched.event?.scoreChanges ?? []) {
-      const kind = change.feature ?? "FEATURE_KIND_UNSPECIFIED";
+      const kind = pointsKind(change);
       for (const seat of change.seats ?? []) {
         const row = points[num(seat)];
         if (row) row[kind] = (row[kind] ?? 0) + num(change.points);
       }
     }
   }
+  // The City of Carcassonne's column only when some points are its own.
+  const kinds = Object.keys(FEATURES).filter(
+    (kind) => kind !== "FEATURE_KIND_CITY_OF_CARCASSONNE" || (withCount && points.some((row) => row[kind] > 0)),
+  );
   const winners = new Set((game.winners ?? []).map(num));
   // A phone gets short column names.
   const header = (kind) =>

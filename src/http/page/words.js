@@ -194,6 +194,16 @@ export function eventText(event, name, drawnKind) {
   return who ? `${who} acted` : "Event";
 }
 
+// The rules that score farmers (docs/rules.md): their score change names
+// the city they feed (B-F3, C-11) or their field (B-F4, CD-9), but the
+// points are the fields'.
+const FARMER_RULES = new Set(["B-F3", "B-F4", "C-11", "CD-9"]);
+
+/** The feature kind a score change's points count for: farmers' are fields'. */
+export function pointsKind(change) {
+  return FARMER_RULES.has(change.rule) ? "FEATURE_KIND_FIELD" : (change.feature ?? "FEATURE_KIND_UNSPECIFIED");
+}
+
 /** "+4 Ada — city of 3 tiles, 1 pennant · B-S2" */
 export function scoreChangeText(change, name) {
   const seats = (change.seats ?? []).map((s) => name(num(s))).join(", ");
@@ -204,6 +214,9 @@ export function scoreChangeText(change, name) {
   if (tiles) sizes.push(`${tiles} ${tiles === 1 ? "tile" : "tiles"}`);
   if (pennants) sizes.push(`${pennants} ${pennants === 1 ? "pennant" : "pennants"}`);
   if (sizes.length) feature += ` of ${sizes.join(", ")}`;
+  if (FARMER_RULES.has(change.rule)) {
+    feature = change.feature === "FEATURE_KIND_FIELD" ? `farmers of the ${feature}` : `farmers by the ${feature}`;
+  }
   return { points: `+${num(change.points)}`, seats, feature, rule: change.rule ?? "" };
 }
 
