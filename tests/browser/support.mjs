@@ -1,0 +1,195 @@
+// What the browser tests and the first-load benchmark share: the real
+// server binary on a free port with a temporary data directory, a gRPC
+// client loaded from ../../proto at run time (nothing generated), a bot
+// that plays a game to its end, and Debian's chromium through
+// playwright-core.
+
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import * as protoLoader from "@grpc/proto-loader";
+import { chromium } from "playwright-core";
+
+const here = dirname(fileURLToPath(import.meta.url));
+export const REPO = resolve(here, "../..");
+export const BIN = process.env.CARCASSONNE_BIN
+  ? resolve(process.env.CARCASSONNE_BIN)
+  : join(REPO, "target/release/carcassonne");
+export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+
+const START_TIMEOUT_MS = 30_000;
+
+// ------------------------------------------------------------------ server
+
+/**
+ * `carcassonne serve --addr 127.0.0.1:PORT --data DIR` (port 0: any free
+ * one); resolves once it prints "listening on 127.0.0.1:PORT".
+ */
+export async function startServer({ dataDir, port = 0 } = {}) {
+  const data = dataDir ?? mkdtempSync(join(tmpdir(), "carcassonne-browser-"));
+  const child = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`, "--data", data], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, NO_COLOR: "1" },
+  });
+  const log = [];
+  createInterface({ input: child.stderr }).on("line", (line) => {
+    log.push(line);
+    if (log.length > 60) log.shift();
+  });
+  const exited = new Promise((done) => child.on("exit", (code, signal) => done({ code, signal })));
+  const line = await new Promise((done, fail) => {
+    const timer = setTimeout(() => fail(new Error(`the server printed nothing in ${START_TIMEOUT_MS} ms`)), START_TIMEOUT_MS);
+    child.on("error", (error) => fail(new Error(`cannot start ${BIN}: ${error.message}`)));
+    exited.then(({ code, signal }) => fail(new Error(`the server exited (${code ?? signal}) before listening:\n${log.join("\n")}`)));
+    createInterface({ input: child.stdout }).once("line", (first) => {
+      clearTimeout(timer);
+      done(first);
+    });
+  });
+  const match = /^listening on (\S+):(\d+)$/.exec(line);
+  if (!match) throw new Error(`unexpected first line of the server: ${JSON.stringify(line)}`);
+  const address = `${match[1]}:${match[2]}`;
+  return {
+    child,
+    exited,
+    log,
+    dataDir: data,
+    port: Number(match[2]),
+    address,
+    url: `http://${address}`,
+    /** SIGTERM, then the exit; `removeData` deletes the data directory. */
+    async stop({ removeData = true } = {}) {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const result = await exited;
+      if (removeData) rmSync(data, { recursive: true, force: true });
+      return result;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ gRPC
+
+const definition = protoLoader.loadSync(
+  ["carcassonne/v1/game_service.proto", "carcassonne/v1/watch_service.proto"],
+  {
+    includeDirs: [join(REPO, "proto")],
+    keepCase: false,
+    longs: String,
+    enums: String,
+    defaults: true,
+    oneofs: true,
+  },
+);
+const loaded = grpc.loadPackageDefinition(definition).carcassonne.v1;
+
+/** GameService over plaintext HTTP/2, each call a promise. */
+export function gameClient(address) {
+  const client = new loaded.GameService(address, grpc.credentials.createInsecure());
+  const call = (method) => (request, token) =>
+    new Promise((done, fail) => {
+      const metadata = new grpc.Metadata();
+      if (token) metadata.set("authorization", `Bearer ${token}`);
+      client[method](request, metadata, (error, answer) => (error ? fail(error) : done(answer)));
+    });
+  return {
+    createGame: call("CreateGame"),
+    getGame: call("GetGame"),
+    getLegalActions: call("GetLegalActions"),
+    act: call("Act"),
+    close: () => client.close(),
+  };
+}
+
+/** A small seeded generator (mulberry32), so a bot's game is repeatable. */
+function random(seed) {
+  let state = seed >>> 0;
+  return () => {
+    state = (state + 0x6d2b79f5) >>> 0;
+    let t = state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+export const SEED = Array.from({ length: 32 }, (_, i) => (i * 7 + 3).toString(16).padStart(2, "0").slice(-2)).join("");
+
+/** Creates a game; returns {id, name, tokens, game}. */
+export async function createGame(client, { players = ["Ada", "Brun"], spectatorDelay = 0, seed = SEED, rules } = {}) {
+  const answer = await client.createGame({
+    requestId: randomUUID(),
+    players,
+    seed,
+    spectatorDelay,
+    ...(rules ? { rules } : {}),
+  });
+  const name = answer.game.name;
+  return { name, id: name.slice("games/".length), tokens: answer.tokens.map((t) => t.token), game: answer.game };
+}
+
+/**
+ * Plays the game to its end with random legal actions, `pauseMs` between
+ * actions (so that a page sees it live); `until(version)` may stop it
+ * early. Returns the last version.
+ */
+export async function playGame(client, created, { pauseMs = 0, botSeed = 1, until } = {}) {
+  const pick = random(botSeed);
+  let legal = await client.getLegalActions({ name: created.name }, created.tokens[0]);
+  let version = legal.version;
+  let pending = legal.pending;
+  let actions = legal.actions;
+  while (pending.kind !== "DECISION_KIND_UNSPECIFIED" && actions.length > 0) {
+    if (until?.(Number(version))) break;
+    const action = actions[Math.floor(pick() * actions.length)];
+    const answer = await client.act(
+      { name: created.name, expectedVersion: version, requestId: randomUUID(), action, view: "GAME_VIEW_BASIC" },
+      created.tokens[pending.seat],
+    );
+    version = answer.version;
+    pending = answer.game.pending;
+    actions = answer.legalActions;
+    if (pauseMs) await new Promise((done) => setTimeout(done, pauseMs));
+  }
+  return Number(version);
+}
+
+// ------------------------------------------------------------------ browser
+
+/**
+ * Debian's chromium, headless. playwright-core's launch gives it a fresh
+ * temporary user-data dir of its own (and removes it on close).
+ */
+export async function launchBrowser() {
+  const args = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+  ];
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args, headless: true });
+  return { browser, close: () => browser.close() };
+}
+
+/**
+ * A page that records every console error and uncaught exception, so that
+ * a test can require none (or only the ones it expects).
+ */
+export async function watchedPage(browser, options = {}) {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const problems = [];
+  page.on("console", (message) => {
+    if (message.type() === "error") problems.push(`console: ${message.text()} (${message.location().url})`);
+  });
+  page.on("pageerror", (error) => problems.push(`exception: ${error.message}`));
+  return { context, page, problems };
+}
