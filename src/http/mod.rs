@@ -57,7 +57,16 @@ impl Http {
 
 /// The HTTP routes, to merge with the gRPC services' router. Unknown paths
 /// are 404 (gRPC requests to unknown methods stay UNIMPLEMENTED).
+///
+/// Answers are gzipped for a client that accepts it (the page's scripts,
+/// JSON and board pictures shrink several times), except event streams,
+/// whose events must leave at once rather than wait for a compressor's
+/// block, and PNGs, which are compressed already.
 pub fn router(http: Arc<Http>) -> Router {
+    use tower_http::compression::predicate::{NotForContentType, Predicate as _, SizeAbove};
+    let worth_compressing = SizeAbove::new(1024)
+        .and(NotForContentType::SSE)
+        .and(NotForContentType::const_new("image/png"));
     Router::new()
         .route("/", get(page::index))
         .route("/games/{id}", get(page::index))
@@ -72,6 +81,7 @@ pub fn router(http: Arc<Http>) -> Router {
         .route("/games/{id}/board.svg", get(board::svg))
         .route("/games/{id}/board.png", get(board::png))
         .with_state(http)
+        .layer(tower_http::compression::CompressionLayer::new().compress_when(worth_compressing))
 }
 
 /// The request's `Authorization` header as gRPC metadata on `message`:

@@ -194,7 +194,9 @@ fn server_event_id(message: &WatchServerResponse) -> Option<i64> {
 }
 
 /// Each message as an SSE event with its id; a status that ends the
-/// stream as an `error` event with the error's JSON.
+/// stream as a `status` event with the error's JSON (not `error`: that is
+/// the name of `EventSource`'s own event for a lost connection, and a page
+/// must tell the two apart).
 fn events<T: Serialize + Send + 'static>(
     messages: impl Stream<Item = Result<T, tonic::Status>> + Send + 'static,
     id: fn(&T) -> Option<i64>,
@@ -209,7 +211,7 @@ fn events<T: Serialize + Send + 'static>(
                     None => event,
                 }
             }
-            Err(status) => Event::default().event("error").data(Failed(status).json()),
+            Err(status) => Event::default().event("status").data(Failed(status).json()),
         })
     });
     Sse::new(events)

@@ -700,3 +700,43 @@ async fn a_grpc_call_to_an_unknown_service_stays_unimplemented_beside_the_http_r
     assert_eq!(plain.status, 404);
     server.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn answers_are_gzipped_for_clients_that_accept_it_but_never_event_streams_or_pngs() {
+    let (server, mut client) = start().await;
+    let (name, tokens) = new_game(&mut client, "http-gzip", 2).await;
+    play(&mut client, &name, &tokens, 8).await;
+    let gzip = [("accept-encoding", "gzip")];
+    let paths = [
+        "/assets/game.js".to_owned(),
+        format!("/api/games/{}", id(&name)),
+        format!("/games/{}/board.svg?version=6", id(&name)),
+    ];
+    for path in &paths {
+        let plain = get(&server, path, &[]).await;
+        let zipped = get(&server, path, &gzip).await;
+        assert_eq!((plain.status, zipped.status), (200, 200), "{path}");
+        assert_eq!(plain.header("content-encoding"), "", "{path}");
+        assert_eq!(zipped.header("content-encoding"), "gzip", "{path}");
+        assert!(zipped.body.len() < plain.body.len(), "{path}: no smaller");
+        let mut unzipped = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(&zipped.body[..]), &mut unzipped)
+            .unwrap();
+        assert_eq!(unzipped, plain.body, "{path}: gzip of other bytes");
+    }
+    let png = get(
+        &server,
+        &format!("/games/{}/board.png?version=6", id(&name)),
+        &gzip,
+    )
+    .await;
+    assert_eq!((png.status, png.header("content-encoding")), (200, ""));
+    // An event stream's events leave at once, uncompressed.
+    let mut watching = events(&server, &format!("/api/games/{}/watch", id(&name)), &gzip).await;
+    assert_eq!(watching.status, 200);
+    assert_eq!(watching.headers.get("content-encoding"), None);
+    assert!(
+        watching.next_game().await.is_some(),
+        "the snapshot, readable as it is"
+    );
+}

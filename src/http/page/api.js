@@ -122,24 +122,27 @@ export function openStream(url, { onMessage, onOpen, onError }) {
       }
       onMessage(data, message.lastEventId);
     };
-    events.onerror = (event) => {
-      // EventSource would retry by itself, but not after an HTTP error, and
-      // always from its first address: reopen from the last event instead.
+    // The server's own status ending the stream: the server is up, so no
+    // banner; retry all the same unless the caller says stop.
+    events.addEventListener("status", (event) => {
       events.close();
       if (closed) return;
-      // An `error` event with data is the server's own status ending the
-      // stream: the server is up, so no banner; retry all the same.
-      if (event instanceof MessageEvent && event.data) {
-        let status = {};
-        try {
-          status = JSON.parse(event.data);
-        } catch {
-          status = {};
-        }
-        if (status.code !== "UNAVAILABLE" && onError?.(status) === false) return;
-      } else {
-        markDown(source);
+      let status = {};
+      try {
+        status = JSON.parse(event.data);
+      } catch {
+        status = {};
       }
+      if (status.code !== "UNAVAILABLE" && onError?.(status) === false) return;
+      timer = setTimeout(open, backoff(attempt++));
+    });
+    events.onerror = () => {
+      // The connection was lost or refused. EventSource would retry by
+      // itself, but not after an HTTP error, and always from its first
+      // address: reopen from the last event instead.
+      events.close();
+      if (closed) return;
+      markDown(source);
       timer = setTimeout(open, backoff(attempt++));
     };
   };
