@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchBrowser, playGame, REPO, startServer, watchedPage } from "./support.mjs";
+import { createGame, gameClient, launchBrowser, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(REPO, "target/screenshots");
 const DESKTOP = { viewport: { width: 1366, height: 900 } };
@@ -52,28 +52,8 @@ async function screenshot(page, name) {
 
 /** The version and scores the game page shows, once it shows `version`. */
 async function shownAt(page, version, timeout = 15_000) {
-  const state = () =>
-    page.evaluate(() => {
-      const game = document.querySelector("article.game");
-      const image = document.querySelector(".board-image");
-      return JSON.stringify({ ...game?.dataset, src: image?.dataset.src, complete: image?.complete, width: image?.naturalWidth, banner: !document.getElementById("banner").hidden });
-    });
-  await page.waitForFunction(
-    (v) => {
-      const game = document.querySelector("article.game");
-      const image = document.querySelector(".board-image");
-      return (
-        game?.dataset.version === String(v) &&
-        game.dataset.scoresVersion === String(v) &&
-        image?.dataset.src?.endsWith(`version=${v}`) &&
-        image.complete &&
-        image.naturalWidth > 0
-      );
-    },
-    version,
-    { timeout },
-  ).catch(async (error) => {
-    throw new Error(`the page did not show version ${version}: ${await state()}`, { cause: error });
+  await page.waitForFunction(showsVersion, version, { timeout }).catch(async (error) => {
+    throw new Error(`the page did not show version ${version}: ${await page.evaluate(shownState)}`, { cause: error });
   });
   return page.evaluate(() => ({
     version: Number(document.querySelector("article.game").dataset.version),

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# The web page in a real browser: Debian's chromium, headless, driven by
-# playwright-core (pinned in package-lock.json, installed without install
-# scripts: playwright downloads no browser of its own), against the real
-# server binary on a free port with a temporary data directory.
+# The web page in real browsers, headless, against the real server binary
+# on a free port with a temporary data directory: Debian's chromium driven
+# by playwright-core (page.test.mjs, every check), then Debian's
+# firefox-esr driven by puppeteer-core over WebDriver BiDi
+# (firefox.test.mjs, the essential checks; a fresh temporary profile, no
+# connection beyond loopback). Both are pinned in package-lock.json and
+# installed without install scripts: neither downloads a browser of its own.
 #
 # CI calls it from the repository root after `cargo build --release`; it
 # works from any directory. Screenshots go to target/screenshots/.
 # Environment:
 #   CARCASSONNE_BIN  the server binary (default: target/release/carcassonne)
 #   CHROMIUM         the browser (default: /usr/bin/chromium)
+#   FIREFOX          the other browser (default: /usr/bin/firefox-esr)
 # Exits non-zero when a test fails.
 set -euo pipefail
 
@@ -18,6 +22,7 @@ bin="${CARCASSONNE_BIN:-$repo_dir/target/release/carcassonne}"
 case "$bin" in /*) ;; *) bin="$PWD/$bin" ;; esac
 export CARCASSONNE_BIN="$bin"
 export CHROMIUM="${CHROMIUM:-/usr/bin/chromium}"
+export FIREFOX="${FIREFOX:-/usr/bin/firefox-esr}"
 export SCREENSHOT_DIR="${SCREENSHOT_DIR:-$repo_dir/target/screenshots}"
 
 if [ ! -x "$CARCASSONNE_BIN" ]; then
@@ -26,6 +31,10 @@ if [ ! -x "$CARCASSONNE_BIN" ]; then
 fi
 if [ ! -x "$CHROMIUM" ]; then
   echo "run_tests.sh: no browser at $CHROMIUM; 'apt-get install -y chromium' (Debian)" >&2
+  exit 1
+fi
+if [ ! -x "$FIREFOX" ]; then
+  echo "run_tests.sh: no browser at $FIREFOX; 'apt-get install -y firefox-esr' (Debian)" >&2
   exit 1
 fi
 for tool in node npm; do
@@ -38,6 +47,6 @@ done
 mkdir -p "$SCREENSHOT_DIR"
 cd "$tests_dir"
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-node --test --test-concurrency=1 --test-reporter=spec page.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec page.test.mjs firefox.test.mjs
 echo "screenshots in $SCREENSHOT_DIR:"
 ls -1 "$SCREENSHOT_DIR"/*.png

@@ -1,8 +1,8 @@
 // What the browser tests and the first-load benchmark share: the real
 // server binary on a free port with a temporary data directory, a gRPC
 // client loaded from ../../proto at run time (nothing generated), a bot
-// that plays a game to its end, and Debian's chromium through
-// playwright-core.
+// that plays a game to its end, Debian's chromium through playwright-core,
+// and Debian's firefox-esr through puppeteer-core (WebDriver BiDi).
 
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -14,6 +14,7 @@ import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { chromium } from "playwright-core";
+import puppeteer from "puppeteer-core";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO = resolve(here, "../..");
@@ -21,6 +22,7 @@ export const BIN = process.env.CARCASSONNE_BIN
   ? resolve(process.env.CARCASSONNE_BIN)
   : join(REPO, "target/release/carcassonne");
 export const CHROMIUM = process.env.CHROMIUM ?? "/usr/bin/chromium";
+export const FIREFOX = process.env.FIREFOX ?? "/usr/bin/firefox-esr";
 
 const START_TIMEOUT_MS = 30_000;
 
@@ -180,6 +182,30 @@ export async function launchBrowser() {
 }
 
 /**
+ * In the page (passed to waitForFunction, so it is self-contained): the
+ * game page shows version `v`, its scores, and the loaded picture of
+ * board.svg at `v`.
+ */
+export function showsVersion(v) {
+  const game = document.querySelector("article.game");
+  const image = document.querySelector(".board-image");
+  return (
+    game?.dataset.version === String(v) &&
+    game.dataset.scoresVersion === String(v) &&
+    (image?.dataset.src?.endsWith(`version=${v}`) ?? false) &&
+    image.complete &&
+    image.naturalWidth > 0
+  );
+}
+
+/** In the page: what `showsVersion` looks at, for a failure's message. */
+export function shownState() {
+  const game = document.querySelector("article.game");
+  const image = document.querySelector(".board-image");
+  return JSON.stringify({ ...game?.dataset, src: image?.dataset.src, complete: image?.complete, width: image?.naturalWidth, banner: !document.getElementById("banner").hidden });
+}
+
+/**
  * A page that records every console error and uncaught exception, so that
  * a test can require none (or only the ones it expects).
  */
@@ -192,4 +218,33 @@ export async function watchedPage(browser, options = {}) {
   });
   page.on("pageerror", (error) => problems.push(`exception: ${error.message}`));
   return { context, page, problems };
+}
+
+/**
+ * Debian's firefox-esr, headless, over WebDriver BiDi. puppeteer-core gives
+ * it a fresh temporary profile (removed on close) with its testing prefs
+ * (no updates, telemetry or safe browsing). Only loopback is reachable:
+ * MOZ_DISABLE_NONLOCAL_CONNECTIONS, Firefox's own test switch, refuses any
+ * other connection and lets remote settings (which otherwise poll
+ * firefox.settings.services.mozilla.com) use Firefox's dummy server; the
+ * other prefs turn off the remaining timers that would reach out.
+ */
+export async function launchFirefox() {
+  const browser = await puppeteer.launch({
+    browser: "firefox",
+    executablePath: FIREFOX,
+    headless: true,
+    protocol: "webDriverBiDi",
+    extraPrefsFirefox: {
+      "services.settings.server": "data:,#remote-settings-dummy/v1",
+      "network.captive-portal-service.enabled": false,
+      "network.connectivity-service.enabled": false,
+      "network.dns.disablePrefetch": true,
+      "network.trr.mode": 5,
+      "browser.region.network.url": "",
+      "browser.region.update.enabled": false,
+    },
+    env: { ...process.env, MOZ_DISABLE_NONLOCAL_CONNECTIONS: "1" },
+  });
+  return { browser, close: () => browser.close() };
 }
