@@ -62,6 +62,9 @@ class GamePage {
     this.playing = null; // the playback timer
     this.speed = 1;
     this.states = new Map(); // version -> Game, a small cache
+    // The game as first read is the state at its version: a page opened at
+    // the latest version asks for nothing more before it shows.
+    this.states.set(this.maxVersion, info);
     this.finished = false; // the end was handled
 
     // What is seen first, the board and the players, is asked for first;
