@@ -22,6 +22,8 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::routing::get;
+use http::HeaderValue;
+use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use self::grpc_web::GrpcWebOrHttpLayer;
 use crate::games::Games;
@@ -55,6 +57,14 @@ impl Http {
     }
 }
 
+/// What the page may load: its own files and answers only (no inline
+/// script, nothing from elsewhere), pictures also from `data:` and `blob:`
+/// URLs (the record's download), no plugins, and no framing by other
+/// sites. On every answer, so that a picture or JSON opened on its own is
+/// as confined as the page.
+const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
+     object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
+
 /// The HTTP routes, to merge with the gRPC services' router. Unknown paths
 /// are 404 (gRPC requests to unknown methods stay UNIMPLEMENTED).
 ///
@@ -82,6 +92,18 @@ pub fn router(http: Arc<Http>) -> Router {
         .route("/games/{id}/board.png", get(board::png))
         .with_state(http)
         .layer(tower_http::compression::CompressionLayer::new().compress_when(worth_compressing))
+        .layer(SetResponseHeaderLayer::overriding(
+            http::header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            http::header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            http::header::REFERRER_POLICY,
+            HeaderValue::from_static("same-origin"),
+        ))
 }
 
 /// The request's `Authorization` header as gRPC metadata on `message`:

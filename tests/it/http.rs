@@ -329,6 +329,12 @@ async fn the_page_and_its_assets_are_served_over_http_1_and_2() {
             assert_eq!(page.status, 200, "{path}");
             assert!(page.header("content-type").starts_with("text/html"), "{path}");
             assert!(page.text().to_ascii_lowercase().starts_with("<!doctype html"));
+            // Confined: the page's own scripts only, never framed elsewhere,
+            // nothing sniffed into another type.
+            let policy = page.header("content-security-policy");
+            assert!(policy.contains("default-src 'self'"), "{path}: {policy:?}");
+            assert!(policy.contains("frame-ancestors 'self'"), "{path}: {policy:?}");
+            assert_eq!(page.header("x-content-type-options"), "nosniff", "{path}");
             let etag = page.header("etag").to_owned();
             let again = get_over(http2, &server, path, &[("if-none-match", &etag)]).await;
             assert_eq!(again.status, 304);
