@@ -7,8 +7,8 @@
 //! year: publicly when a spectator may see it, privately when only a
 //! seat's token showed it. Without a version the picture is the latest
 //! the caller may see, revalidated each time by its ETag. PNGs are
-//! rasterised on blocking threads, a few at a time, so that a burst of
-//! renders never stalls other calls.
+//! drawn on blocking threads, a few at a time (PNGs fewer still), so that
+//! a burst of renders never stalls other calls.
 
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -29,6 +29,11 @@ use crate::server::{audience, request};
 
 /// PNGs rasterised at once: about the cores of a small server.
 const PNG_RENDERS: usize = 2;
+/// Pictures being loaded and drawn at once (each holds a blocking thread
+/// while it reads and folds the game): a burst of pictures of many
+/// versions waits here instead of filling the blocking pool that every
+/// other read of the store needs.
+const PICTURES_AT_ONCE: usize = 8;
 /// Pictures kept once rendered (a 5-player board's PNG is about 250 KB):
 /// an embedded picture is asked for again and again, and a version's
 /// picture never changes.
@@ -36,6 +41,7 @@ const PICTURES_KEPT: usize = 64;
 
 /// What renders pictures, and the last ones rendered.
 pub struct Pictures {
+    at_once: Arc<Semaphore>,
     png_renders: Arc<Semaphore>,
     /// By ETag (game, version, options, format): the same bytes for every
     /// caller who may see that version, so keeping them shows nobody more.
@@ -45,6 +51,7 @@ pub struct Pictures {
 impl Default for Pictures {
     fn default() -> Pictures {
         Pictures {
+            at_once: Arc::new(Semaphore::new(PICTURES_AT_ONCE)),
             png_renders: Arc::new(Semaphore::new(PNG_RENDERS)),
             rendered: Mutex::new(LruCache::new(
                 NonZeroUsize::new(PICTURES_KEPT).unwrap_or(NonZeroUsize::MIN),
@@ -141,6 +148,13 @@ async fn picture(
     let coordinates = flag(&params, "coordinates")?;
     let token = request::optional_token(&grpc_request(headers, ()))?;
     let game = request::game_id(&game_name(id))?;
+    let _permit = http
+        .pictures
+        .at_once
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::ShuttingDown)?;
     let games = http.games.clone();
     let (at, game) = blocking(move || {
         let at = audience::at_version(&games, &game, token.as_deref(), seq)?;
@@ -190,7 +204,7 @@ async fn picture(
             .await?
         }
         Format::Png => {
-            let _permit = http
+            let _png_permit = http
                 .pictures
                 .png_renders
                 .clone()

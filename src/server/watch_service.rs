@@ -545,9 +545,13 @@ impl Dashboard {
         let mut changes = Vec::new();
         let finished = followed.loaded.game.is_finished();
         let delay = u64::from(followed.loaded.info.spectator_delay);
+        // A game that ends before its start may be seen is announced only
+        // as finished: both changes would share this event's position, and
+        // a client resuming after it would miss the second.
         if let Some(first) = followed.first_action
             && !followed.started_sent
-            && (finished || event.seq >= first + delay)
+            && !finished
+            && event.seq >= first + delay
         {
             followed.started_sent = true;
             changes.push(change(C::Started, first));

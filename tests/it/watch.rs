@@ -360,6 +360,36 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
     server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_that_ends_before_its_start_may_be_seen_is_announced_once_per_position() {
+    let (server, mut client) = start().await;
+    let mut w = server.watcher().await;
+    let mut stream = w
+        .watch_server(proto::WatchServerRequest {
+            from_position: None,
+            keep_alive_ms: 30_000,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    // Longer than the game: its start is never visible while it runs.
+    let (name, tokens) = create(&mut client, delayed_request("early-end", 1000, &[], SEED)).await;
+    play_to_end(&mut client, &name, &tokens).await;
+    use proto::GameChange as C;
+    let mut changes = Vec::new();
+    while changes.last().map(|(_, c)| *c) != Some(C::Finished as i32) {
+        match stream.next().await.unwrap().unwrap().message.unwrap() {
+            proto::watch_server_response::Message::Event(e) => changes.push((e.position, e.change)),
+            other => panic!("{other:?}"),
+        }
+    }
+    let kinds: Vec<i32> = changes.iter().map(|(_, c)| *c).collect();
+    assert_eq!(kinds, vec![C::Created as i32, C::Finished as i32]);
+    // Resuming after any change's position misses none of the later ones.
+    assert!(changes.windows(2).all(|w| w[0].0 < w[1].0), "{changes:?}");
+    server.stop().await;
+}
+
 /// Reads the version, then takes a varied legal action, `actions + 1`
 /// times at most (none for 0); returns the last version read.
 async fn play_some(
