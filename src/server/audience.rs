@@ -75,6 +75,22 @@ pub struct AtVersion {
     pub public: bool,
 }
 
+/// Refuses `seq` (named `field` in the request) unless it is between the
+/// creation and `visible`, the last version the caller may see.
+pub fn within_visible(field: &str, seq: u64, visible: u64) -> Result<(), ApiError> {
+    if (2..=visible).contains(&seq) {
+        return Ok(());
+    }
+    Err(ApiError::InvalidArgument {
+        field: field.to_owned(),
+        message: format!(
+            "between 1 and {}, the version you may see, not {}",
+            version::of_seq(visible),
+            version::of_seq(seq)
+        ),
+    })
+}
+
 /// The game `id` at stored seq `seq` (`None`: the last one the caller may
 /// see), if the caller with `token` may see it; nothing is folded yet.
 pub fn at_version(
@@ -88,16 +104,7 @@ pub fn at_version(
     let now = games.current(id)?;
     let visible = visible_version(Audience::of(token, &now)?, &now);
     let seq = seq.unwrap_or(visible);
-    if !(2..=visible).contains(&seq) {
-        return Err(ApiError::InvalidArgument {
-            field: "version".to_owned(),
-            message: format!(
-                "between 1 and {}, the version you may see, not {}",
-                version::of_seq(visible),
-                version::of_seq(seq)
-            ),
-        });
-    }
+    within_visible("version", seq, visible)?;
     let public = seq <= visible_version(Audience::Spectator, &now);
     Ok(AtVersion { now, seq, public })
 }

@@ -74,16 +74,7 @@ pub fn catch_up(stored: &[StoredEvent], from: u64, audience: Audience) -> Result
     let finished = loaded.game.is_finished();
     let visible = audience.visible(head, finished, delay);
     let start = if from == 0 { visible } else { from };
-    if start < 2 || start > visible {
-        return Err(ApiError::InvalidArgument {
-            field: "from_version".to_owned(),
-            message: format!(
-                "between 1 and {}, the version you may see, not {}",
-                version::of_seq(visible),
-                version::of_seq(start)
-            ),
-        });
-    }
+    super::audience::within_visible("from_version", start, visible)?;
     let snapshot = snapshots
         .into_iter()
         .find_map(|(version, game)| (version == start).then_some(game))

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchFirefox, playGame, showsVersion, shownState, startServer } from "./support.mjs";
+import { createGame, gameClient, launchFirefox, playFinishedRiverCountGame, showsVersion, shownState, startServer } from "./support.mjs";
 
 let server;
 let client;
@@ -19,14 +19,10 @@ before(async () => {
   client = gameClient(server.address);
   [firefox] = await Promise.all([
     launchFirefox(),
-    (async () => {
-      // The River and the Count: every kind of decision and feature.
-      finished = await createGame(client, {
-        players: ["Ada", "Brun", "Cleo"],
-        rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
-      });
-      finishedVersion = await playGame(client, finished, { botSeed: 7 });
-    })(),
+    playFinishedRiverCountGame(client).then((played) => {
+      finished = played.game;
+      finishedVersion = played.version;
+    }),
   ]);
 });
 

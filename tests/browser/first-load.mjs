@@ -13,7 +13,7 @@
 // Environment: CARCASSONNE_BIN, CHROMIUM as for the tests; RUNS (default 9);
 // DETAIL=1 prints every request of each load: start, end, bytes, address.
 
-import { createGame, gameClient, launchBrowser, playGame, startServer } from "./support.mjs";
+import { gameClient, launchBrowser, playFinishedRiverCountGame, startServer } from "./support.mjs";
 
 const RUNS = Number(process.env.RUNS ?? 9);
 
@@ -66,11 +66,7 @@ const server = await startServer();
 const client = gameClient(server.address);
 const chrome = await launchBrowser();
 try {
-  const game = await createGame(client, {
-    players: ["Ada", "Brun", "Cleo"],
-    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
-  });
-  const last = await playGame(client, game, { botSeed: 7 });
+  const { game, version: last } = await playFinishedRiverCountGame(client);
   const gameUrl = `${server.url}/games/${game.id}`;
   // First the board and the players at the last version, then the rest.
   const boardShown = (page) =>

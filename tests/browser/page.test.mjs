@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchBrowser, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
+import { createGame, gameClient, launchBrowser, playFinishedRiverCountGame, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(REPO, "target/screenshots");
 const DESKTOP = { viewport: { width: 1366, height: 900 } };
@@ -26,12 +26,7 @@ before(async () => {
   server = await startServer();
   client = gameClient(server.address);
   chrome = await launchBrowser();
-  // The River and the Count: every kind of decision and feature.
-  finished = await createGame(client, {
-    players: ["Ada", "Brun", "Cleo"],
-    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
-  });
-  finishedVersion = await playGame(client, finished, { botSeed: 7 });
+  ({ game: finished, version: finishedVersion } = await playFinishedRiverCountGame(client));
 });
 
 after(async () => {

@@ -160,6 +160,18 @@ export async function playGame(client, created, { pauseMs = 0, botSeed = 1, unti
   return Number(version);
 }
 
+/**
+ * A 3-player game with the River and the Count (every kind of decision and
+ * feature), played to its end: `{ game, version }`, its last version.
+ */
+export async function playFinishedRiverCountGame(client) {
+  const game = await createGame(client, {
+    players: ["Ada", "Brun", "Cleo"],
+    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
+  });
+  return { game, version: await playGame(client, game, { botSeed: 7 }) };
+}
+
 // ------------------------------------------------------------------ browser
 
 /**

@@ -330,8 +330,10 @@ async fn a_slow_watcher_is_told_it_fell_behind_and_resumes_without_a_gap() {
     server.stop().await;
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
+/// The server stream's changes, with their positions, from before a game
+/// with `spectator_delay` is created until it is announced finished,
+/// played to its end meanwhile.
+async fn server_changes_of_one_game(request_id: &str, spectator_delay: u32) -> Vec<(i64, i32)> {
     let (server, mut client) = start().await;
     let mut w = server.watcher().await;
     // From now on, before the game exists.
@@ -343,51 +345,40 @@ async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
         .await
         .unwrap()
         .into_inner();
-    let (name, tokens) = create(&mut client, delayed_request("live-lobby", 0, &[], SEED)).await;
+    let request = delayed_request(request_id, spectator_delay, &[], SEED);
+    let (name, tokens) = create(&mut client, request).await;
     play_to_end(&mut client, &name, &tokens).await;
     let mut changes = Vec::new();
-    while changes.len() < 3 {
-        match stream.next().await.unwrap().unwrap().message.unwrap() {
-            proto::watch_server_response::Message::Event(e) => changes.push(e.change),
-            other => panic!("{other:?}"),
-        }
-    }
-    use proto::GameChange as C;
-    assert_eq!(
-        changes,
-        vec![C::Created as i32, C::Started as i32, C::Finished as i32]
-    );
-    server.stop().await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_game_that_ends_before_its_start_may_be_seen_is_announced_once_per_position() {
-    let (server, mut client) = start().await;
-    let mut w = server.watcher().await;
-    let mut stream = w
-        .watch_server(proto::WatchServerRequest {
-            from_position: None,
-            keep_alive_ms: 30_000,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    // Longer than the game: its start is never visible while it runs.
-    let (name, tokens) = create(&mut client, delayed_request("early-end", 1000, &[], SEED)).await;
-    play_to_end(&mut client, &name, &tokens).await;
-    use proto::GameChange as C;
-    let mut changes = Vec::new();
-    while changes.last().map(|(_, c)| *c) != Some(C::Finished as i32) {
+    while changes.last().map(|&(_, c)| c) != Some(proto::GameChange::Finished as i32) {
         match stream.next().await.unwrap().unwrap().message.unwrap() {
             proto::watch_server_response::Message::Event(e) => changes.push((e.position, e.change)),
             other => panic!("{other:?}"),
         }
     }
-    let kinds: Vec<i32> = changes.iter().map(|(_, c)| *c).collect();
+    server.stop().await;
+    changes
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_live_server_stream_sees_a_game_created_started_and_finished() {
+    let changes = server_changes_of_one_game("live-lobby", 0).await;
+    let kinds: Vec<i32> = changes.iter().map(|&(_, c)| c).collect();
+    use proto::GameChange as C;
+    assert_eq!(
+        kinds,
+        vec![C::Created as i32, C::Started as i32, C::Finished as i32]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_that_ends_before_its_start_may_be_seen_is_announced_once_per_position() {
+    // Longer than the game: its start is never visible while it runs.
+    let changes = server_changes_of_one_game("early-end", 1000).await;
+    let kinds: Vec<i32> = changes.iter().map(|&(_, c)| c).collect();
+    use proto::GameChange as C;
     assert_eq!(kinds, vec![C::Created as i32, C::Finished as i32]);
     // Resuming after any change's position misses none of the later ones.
     assert!(changes.windows(2).all(|w| w[0].0 < w[1].0), "{changes:?}");
-    server.stop().await;
 }
 
 /// Reads the version, then takes a varied legal action, `actions + 1`
