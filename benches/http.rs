@@ -91,6 +91,7 @@ async fn create(
             seed: Rng(seed).seed(),
             tiles: Vec::new(),
             spectator_delay: 0,
+            time_control: None,
         })
         .await
         .unwrap()

@@ -199,6 +199,7 @@ fn create_request(request_id: String, players: usize, rng: &mut Rng) -> proto::C
         seed: rng.seed(),
         tiles: Vec::new(),
         spectator_delay: 0,
+        time_control: None,
     }
 }
 

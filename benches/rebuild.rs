@@ -41,6 +41,7 @@ fn game_stream(seed: u64) -> Vec<NewEvent> {
         players: vec!["A".into(), "B".into()],
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     };
     let mut game = Game::new(setup.clone());
     let mut events = vec![Event::Created(setup)];

@@ -122,6 +122,7 @@ async fn create_game(channel: Channel, request_id: String, seed: u64) -> Created
             seed: Rng(seed).seed(),
             tiles: Vec::new(),
             spectator_delay: 0,
+            time_control: None,
         })
         .await
         .unwrap()

@@ -263,6 +263,7 @@ pub fn demo(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         players: (0..args.players).map(|i| format!("Bot {i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(args.seed)),
+        time_control: None,
     };
     Game::check_setup(&setup)?;
     let mut game = Game::new(setup.clone());

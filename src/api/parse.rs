@@ -50,6 +50,15 @@ fn check_id(field: &str, id: &str, max: usize) -> Result<(), ApiError> {
 
 pub fn request_id(id: &str) -> Result<String, ApiError> {
     check_id("request_id", id, MAX_ID)?;
+    if id.starts_with(crate::games::SERVER_REQUEST_PREFIX) {
+        return Err(invalid(
+            "request_id",
+            format!(
+                "ids beginning with '{}' are the server's own (its timeouts)",
+                crate::games::SERVER_REQUEST_PREFIX
+            ),
+        ));
+    }
     Ok(id.to_owned())
 }
 
@@ -234,5 +243,43 @@ pub fn action(action: Option<&proto::Action>) -> Result<Command, ApiError> {
                 .ok_or_else(|| invalid("action.deploy_to_carcassonne.quarter", "missing"))?,
             count: quarter("action.deploy_to_carcassonne.count", d.count)?,
         },
+        A::Resign(_) => Command::Resign,
+        A::Abort(_) => Command::Abort,
     })
+}
+
+/// A time control (T-1): unset is none; zeros are "none" for the main time
+/// and the limit per decision; the engine checks the figures.
+pub fn time_control(control: Option<&proto::TimeControl>) -> Result<Option<engine::TimeControl>, ApiError> {
+    let Some(control) = control else {
+        return Ok(None);
+    };
+    let on_timeout = match proto::TimeoutRule::try_from(control.on_timeout) {
+        Ok(proto::TimeoutRule::Unspecified | proto::TimeoutRule::Forfeit) => engine::OnTimeout::Forfeit,
+        Ok(proto::TimeoutRule::Auto) => engine::OnTimeout::Auto,
+        Err(_) => {
+            return Err(invalid(
+                "time_control.on_timeout",
+                format!("unknown value {}", control.on_timeout),
+            ));
+        }
+    };
+    if control.main_ms == 0 && control.increment_ms != 0 {
+        return Err(invalid(
+            "time_control.increment_ms",
+            "an increment needs a main time (main_ms)",
+        ));
+    }
+    let control = engine::TimeControl {
+        main: (control.main_ms > 0).then(|| engine::MainTime {
+            initial_ms: u64::from(control.main_ms),
+            increment_ms: u64::from(control.increment_ms),
+        }),
+        decision_ms: (control.decision_ms > 0).then_some(u64::from(control.decision_ms)),
+        on_timeout,
+    };
+    control
+        .check()
+        .map_err(|message| invalid("time_control", format!("T-1: {message}")))?;
+    Ok(Some(control))
 }

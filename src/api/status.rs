@@ -53,6 +53,13 @@ pub enum ApiError {
     WrongDecision(String),
     #[error("the game is over")]
     GameFinished,
+    /// The pending decision's deadline passed before the action could be
+    /// stored: the server stored the timeout instead (T-4, T-5).
+    #[error(
+        "T-4: seat {seat}'s time ran out at {deadline_ms} (ms since the Unix epoch): the action \
+         came too late, and the server stored the timeout"
+    )]
+    OutOfTime { seat: u32, deadline_ms: u64 },
     #[error("the game is at version {actual}, not {expected}: reload it and decide again")]
     StaleVersion { expected: i64, actual: i64 },
     #[error("no seat token: send \"authorization: Bearer <token>\" in the metadata")]
@@ -118,6 +125,10 @@ impl ApiError {
             }
             PlayError::WrongDecision { .. } => ApiError::WrongDecision(error.to_string()),
             PlayError::Finished => ApiError::GameFinished,
+            PlayError::OutOfTime { seat, deadline_ms } => ApiError::OutOfTime {
+                seat: u32::from(seat.0),
+                deadline_ms,
+            },
         }
     }
 
@@ -127,6 +138,7 @@ impl ApiError {
             ApiError::Rule { .. } => (Code::FailedPrecondition, "RULE_VIOLATION"),
             ApiError::WrongDecision(_) => (Code::FailedPrecondition, "WRONG_DECISION"),
             ApiError::GameFinished => (Code::FailedPrecondition, "GAME_FINISHED"),
+            ApiError::OutOfTime { .. } => (Code::FailedPrecondition, "OUT_OF_TIME"),
             ApiError::StaleVersion { .. } => (Code::Aborted, "STALE_VERSION"),
             ApiError::MissingToken => (Code::Unauthenticated, "MISSING_TOKEN"),
             ApiError::BadToken => (Code::PermissionDenied, "BAD_TOKEN"),
@@ -152,6 +164,11 @@ impl ApiError {
             }
             ApiError::Rule { rule, .. } => {
                 metadata.insert("rule".to_owned(), rule.clone());
+            }
+            ApiError::OutOfTime { seat, deadline_ms } => {
+                metadata.insert("seat".to_owned(), seat.to_string());
+                metadata.insert("deadline_ms".to_owned(), deadline_ms.to_string());
+                metadata.insert("rule".to_owned(), carcassonne_engine::id::T_4.as_str().to_owned());
             }
             ApiError::StaleVersion { actual, .. } => {
                 metadata.insert("version".to_owned(), actual.to_string());
@@ -188,9 +205,12 @@ impl From<ApiError> for Status {
         let details = ErrorDetails::with_error_info(reason, DOMAIN, metadata);
         let message = truncated(error.to_string(), MAX_MESSAGE);
         let mut status = Status::with_error_details(code, message, details);
-        if let ApiError::Rule { rule, .. } = &error
-            && let Ok(value) = rule.parse()
-        {
+        let rule = match &error {
+            ApiError::Rule { rule, .. } => Some(rule.as_str()),
+            ApiError::OutOfTime { .. } => Some(carcassonne_engine::id::T_4.as_str()),
+            _ => None,
+        };
+        if let Some(Ok(value)) = rule.map(str::parse) {
             // The rule id in the plain metadata too, for clients without
             // rich error support.
             status.metadata_mut().insert("carcassonne-rule", value);

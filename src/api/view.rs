@@ -3,7 +3,8 @@
 //! the end"). Nothing else serializes game state for clients.
 
 use carcassonne_engine::{
-    self as engine, Effect, Event, FeatureKind, Game, Pending, Place, Quarter, Rules, Scored, SmallCity,
+    self as engine, Effect, Ending, Event, FeatureKind, Game, OnTimeout, OutReason, Pending, Place, Quarter,
+    Rules, Scored, SmallCity,
 };
 
 use super::version;
@@ -33,6 +34,7 @@ pub fn game_as(info: &GameInfo, seq: i64, game: &Game, view: proto::GameView) ->
 fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
     let finished = game.is_finished();
     let city = game.city();
+    let ranking = game.ranking();
     proto::Game {
         name: format!("games/{}", info.id),
         version: version::of_seq_i64(seq),
@@ -54,11 +56,17 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
                 followers_in_supply: u32::from(game.supply()[seat]),
                 followers_in_carcassonne: city
                     .map_or(0, |c| u32::from(c.followers_of(engine::Seat(seat as u8)))),
+                time_left_ms: game.time_left(engine::Seat(seat as u8)).map(millis),
+                status: seat_status(game.out_reason(engine::Seat(seat as u8))) as i32,
+                rank: ranking
+                    .as_ref()
+                    .and_then(|ranks| ranks.get(seat))
+                    .map_or(0, |&rank| u32::from(rank)),
             })
             .collect(),
         tiles: Vec::new(),
         followers: Vec::new(),
-        pending: Some(pending(game.pending())),
+        pending: Some(pending(game)),
         bag: Vec::new(),
         city: None,
         seed_sha256: info.seed_sha256.clone(),
@@ -67,14 +75,61 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
             (true, Some(seed)) => seed.to_hex(),
             _ => String::new(),
         },
-        winners: if finished {
-            game.leaders().iter().map(|s| u32::from(s.0)).collect()
-        } else {
-            Vec::new()
-        },
+        winners: game.winners().iter().map(|s| u32::from(s.0)).collect(),
         spectator_delay: info.spectator_delay,
         create_time_ms: info.create_time_ms,
+        time_control: game.setup().time_control.map(time_control),
+        clock_time_ms: millis(game.time()),
+        ending: game.ending().map(ending),
     }
+}
+
+/// Milliseconds as the API's `int64`; no clock of ours comes near its end.
+pub fn millis(ms: u64) -> i64 {
+    i64::try_from(ms).unwrap_or(i64::MAX)
+}
+
+pub fn time_control(control: engine::TimeControl) -> proto::TimeControl {
+    // Every figure is at most 30 days (T-1), well within `u32`.
+    let ms = |value: u64| u32::try_from(value).unwrap_or(u32::MAX);
+    proto::TimeControl {
+        main_ms: control.main.map_or(0, |m| ms(m.initial_ms)),
+        increment_ms: control.main.map_or(0, |m| ms(m.increment_ms)),
+        decision_ms: control.decision_ms.map_or(0, ms),
+        on_timeout: match control.on_timeout {
+            OnTimeout::Forfeit => proto::TimeoutRule::Forfeit,
+            OnTimeout::Auto => proto::TimeoutRule::Auto,
+        } as i32,
+    }
+}
+
+pub fn ending(ending: Ending) -> proto::Ending {
+    let reason = match ending {
+        Ending::Normal => proto::EndReason::Normal,
+        Ending::OutOfTime(_) => proto::EndReason::OutOfTime,
+        Ending::Resigned(_) => proto::EndReason::Resigned,
+        Ending::Aborted(_) => proto::EndReason::Aborted,
+    };
+    proto::Ending {
+        reason: reason as i32,
+        seat: ending.seat().map_or(0, |s| u32::from(s.0)),
+    }
+}
+
+fn seat_status(out: Option<OutReason>) -> proto::SeatStatus {
+    match out {
+        None => proto::SeatStatus::Playing,
+        Some(OutReason::OutOfTime) => proto::SeatStatus::OutOfTime,
+        Some(OutReason::Resigned) => proto::SeatStatus::Resigned,
+    }
+}
+
+/// Each seat's main time left, as of the game's last event, in seat
+/// order; empty without a main time.
+pub fn times_left(game: &Game) -> Vec<i64> {
+    (0..game.players() as u8)
+        .filter_map(|seat| game.time_left(engine::Seat(seat)).map(millis))
+        .collect()
 }
 
 /// The whole game after its stored event `seq`, as its viewers may see it.
@@ -148,8 +203,10 @@ pub fn rules(rules: Rules) -> proto::RuleOptions {
     }
 }
 
-pub fn pending(pending: Pending) -> proto::PendingDecision {
+/// The decision `game` waits for, whose it is, and its deadline.
+pub fn pending(game: &Game) -> proto::PendingDecision {
     use proto::DecisionKind as K;
+    let pending = game.pending();
     let (kind, tile, placer) = match pending {
         // The server draws at once, but a game seen at an earlier version
         // (a replay, a delayed spectator) may wait for its draw.
@@ -171,6 +228,7 @@ pub fn pending(pending: Pending) -> proto::PendingDecision {
         seat,
         tile,
         placer,
+        deadline_ms: game.deadline().map_or(0, millis),
     }
 }
 
@@ -303,11 +361,22 @@ pub fn event(
                 count: count.map_or(proto::Quarter::Unspecified, quarter) as i32,
             })
         }
+        Event::TimedOut(s) => E::TimedOut(proto::TimedOut { seat: u32::from(s.0) }),
+        Event::Resigned(_) => E::Resigned(proto::Resign {}),
+        Event::Aborted(_) => E::Aborted(proto::Abort {}),
+        Event::Resumed { down_since_ms } => E::Resumed(proto::Resumed {
+            down_since_ms: millis(*down_since_ms),
+        }),
     };
     let acted = match event {
-        Event::Created(_) | Event::Drawn(_) => None,
+        Event::Created(_) | Event::Drawn(_) | Event::TimedOut(_) | Event::Resumed { .. } => None,
+        Event::Resigned(s) | Event::Aborted(s) => Some(u32::from(s.0)),
         _ => seat.map(|s| u32::from(s.0)),
     };
+    let out = effects.iter().find_map(|e| match *e {
+        Effect::Out { seat, abandoned } => Some((seat, abandoned)),
+        _ => None,
+    });
     proto::GameEvent {
         version: version::of_seq_i64(seq),
         time_ms,
@@ -328,6 +397,18 @@ pub fn event(
             })
             .collect(),
         finished: effects.iter().any(|e| matches!(e, Effect::Finished)),
+        decided_for_seat: effects
+            .iter()
+            .filter_map(|e| match e {
+                Effect::DecidedFor { command, .. } => action(*command),
+                _ => None,
+            })
+            .collect(),
+        seat_out: out.map(|(seat, _)| u32::from(seat.0)),
+        abandoned: out
+            .and_then(|(_, tile)| tile)
+            .map(|tile| tile.name().to_owned())
+            .unwrap_or_default(),
     }
 }
 
@@ -350,33 +431,34 @@ pub fn event_seat(event: &Event, actor: Option<engine::Seat>, after: &Game) -> O
 
 /// Every legal action of the pending decision.
 pub fn actions(game: &Game) -> Vec<proto::Action> {
+    game.legal_commands().into_iter().filter_map(action).collect()
+}
+
+/// A seat's command as an action; none for the server's own (draws,
+/// timeouts, resumptions).
+pub fn action(command: engine::Command) -> Option<proto::Action> {
     use proto::action::Action as A;
-    game.legal_commands()
-        .into_iter()
-        .filter_map(|command| {
-            let action = match command {
-                engine::Command::Draw(_) => return None,
-                engine::Command::PlaceTile { pos, rotation } => A::PlaceTile(proto::PlaceTile {
-                    position: Some(position(pos)),
-                    rotation: u32::from(rotation.degrees()),
-                }),
-                engine::Command::PlaceFollower(p) => A::PlaceFollower(proto::PlaceFollower {
-                    place: place(p) as i32,
-                }),
-                engine::Command::MoveFromCarcassonne(t) => {
-                    A::MoveFromCarcassonne(proto::MoveFromCarcassonne {
-                        target: Some(target(t)),
-                    })
-                }
-                engine::Command::Pass => A::Pass(proto::Pass {}),
-                engine::Command::DeployToCarcassonne { quarter: q, count } => {
-                    A::DeployToCarcassonne(proto::DeployToCarcassonne {
-                        quarter: quarter(q) as i32,
-                        count: count.map_or(proto::Quarter::Unspecified, quarter) as i32,
-                    })
-                }
-            };
-            Some(proto::Action { action: Some(action) })
-        })
-        .collect()
+    let action = match command {
+        engine::Command::Draw(_) | engine::Command::TimeOut | engine::Command::Resume { .. } => return None,
+        engine::Command::PlaceTile { pos, rotation } => A::PlaceTile(proto::PlaceTile {
+            position: Some(position(pos)),
+            rotation: u32::from(rotation.degrees()),
+        }),
+        engine::Command::PlaceFollower(p) => A::PlaceFollower(proto::PlaceFollower {
+            place: place(p) as i32,
+        }),
+        engine::Command::MoveFromCarcassonne(t) => A::MoveFromCarcassonne(proto::MoveFromCarcassonne {
+            target: Some(target(t)),
+        }),
+        engine::Command::Pass => A::Pass(proto::Pass {}),
+        engine::Command::DeployToCarcassonne { quarter: q, count } => {
+            A::DeployToCarcassonne(proto::DeployToCarcassonne {
+                quarter: quarter(q) as i32,
+                count: count.map_or(proto::Quarter::Unspecified, quarter) as i32,
+            })
+        }
+        engine::Command::Resign => A::Resign(proto::Resign {}),
+        engine::Command::Abort => A::Abort(proto::Abort {}),
+    };
+    Some(proto::Action { action: Some(action) })
 }

@@ -14,12 +14,13 @@ mod cache;
 pub mod stored;
 #[cfg(test)]
 mod tests;
+pub mod timekeeper;
 
 use std::hash::{Hash as _, Hasher as _};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
-use carcassonne_engine::{Actor, Command, Effect, Event, Game, Seat, Seed, Setup};
+use carcassonne_engine::{Actor, Command, Effect, Event, Game, PlayError, Seat, Seed, Setup};
 use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent, Written};
 use std::future::Future;
 use std::pin::Pin;
@@ -27,6 +28,7 @@ use std::task::{Context, Poll};
 
 use self::cache::Cache;
 use self::stored::{Loaded, Opened, engine_event, new_event};
+use self::timekeeper::{Deadline, DeadlineSender};
 use crate::api::status::ApiError;
 use crate::api::version;
 
@@ -83,6 +85,59 @@ pub enum Acting {
     Retried { first: Written, asked: Asked },
     /// A new action: answer it with [`Games::settle`].
     InFlight(Box<ActInFlight>),
+    /// The action came at or after its seat's deadline: refused with
+    /// `error` once `timeout`, stored instead, is durable (T-5).
+    Late {
+        timeout: Box<ActInFlight>,
+        error: ApiError,
+    },
+}
+
+/// What the timekeeper's call at a deadline did ([`Games::time_out`]).
+pub enum TimeoutOutcome {
+    /// The timeout is written; settle it.
+    Stored(Box<ActInFlight>),
+    /// The server's clock has not reached the deadline yet (the timer woke
+    /// early): wait until then.
+    NotDue(u64),
+    /// The game moved on (or its clock stopped): the new version brings
+    /// its own deadline.
+    Moved,
+}
+
+/// Events decided at a time, ready to write.
+struct Decided<'a> {
+    request_id: &'a RequestId,
+    /// When they were decided, and are stored.
+    at: u64,
+    /// The seat that acted; `None` for the server's own commands.
+    seat: Option<Seat>,
+    events: Vec<Event>,
+}
+
+/// Who decided a write and when, for its settling.
+struct Origin {
+    at: u64,
+    seat: Option<Seat>,
+    /// A seat's request, to answer a retry of it; `None` for the server's.
+    asked: Option<Asked>,
+}
+
+/// A request id of the server's own, for a command decided on version
+/// `seq`: `~timeout/57`. Clients may not begin theirs with `~`
+/// (`api::parse::request_id`), so the two never meet.
+fn server_request(kind: &str, seq: u64) -> Result<RequestId, ApiError> {
+    RequestId::new(format!("{SERVER_REQUEST_PREFIX}{kind}/{seq}"))
+        .map_err(|e| ApiError::Internal(format!("a server request id: {e}")))
+}
+
+/// The first character of the server's own request ids.
+pub const SERVER_REQUEST_PREFIX: char = '~';
+
+/// The runtime a settling finishes on if its caller goes away.
+fn runtime() -> Result<tokio::runtime::Handle, ApiError> {
+    tokio::runtime::Handle::try_current()
+        .map_err(|e| ApiError::Internal(format!("acting outside a tokio runtime: {e}")))
 }
 
 /// What a seat asked for, to tell an identical retry from another request
@@ -106,6 +161,23 @@ pub struct ActInFlight {
 impl std::fmt::Debug for ActInFlight {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str("ActInFlight")
+    }
+}
+
+impl ActInFlight {
+    /// The server's command that another writer stored first: settles once
+    /// that append is durable.
+    fn stored_elsewhere(first: Written, runtime: tokio::runtime::Handle) -> ActInFlight {
+        let future = async move {
+            first.acknowledged().await.map_err(store_error)?;
+            Ok(Settled::Duplicate)
+        };
+        ActInFlight {
+            settling: Settling {
+                future: Some(Box::pin(future)),
+                runtime,
+            },
+        }
     }
 }
 
@@ -152,6 +224,9 @@ pub enum Settled {
     /// Another call with the same request id stored its append first:
     /// answer with [`Games::answer`] for these versions.
     Retried { first: u64, last: u64, asked: Asked },
+    /// A command of the server's own (a timeout, a resumption) that was
+    /// stored once already: nothing to answer.
+    Duplicate,
 }
 
 /// A new game, as `CreateGame` asks for it.
@@ -174,6 +249,9 @@ pub struct Games {
     /// the first's append (and a write the store deduplicated never passes
     /// for one's own).
     deciding: [Mutex<()>; DECIDING_LOCKS],
+    /// Where every new version's deadline goes: the timekeeper, once it
+    /// runs ([`Games::keep_time`]).
+    deadlines: std::sync::OnceLock<DeadlineSender>,
 }
 
 impl Games {
@@ -183,6 +261,22 @@ impl Games {
             cache: Arc::new(Cache::new(cache_capacity)),
             folds: AtomicU64::new(0),
             deciding: std::array::from_fn(|_| Mutex::new(())),
+            deadlines: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// From now on, every new version of a game (a creation, an action, a
+    /// timeout) tells `deadlines` its pending deadline. Once per `Games`.
+    pub fn keep_time(&self, deadlines: DeadlineSender) -> Result<(), ApiError> {
+        self.deadlines
+            .set(deadlines)
+            .map_err(|_| ApiError::Internal("a second timekeeper".to_owned()))
+    }
+
+    /// Tells the timekeeper, if one runs, the deadline of `loaded`.
+    pub fn arm(&self, id: &GameId, loaded: &Loaded) {
+        if let Some(deadlines) = self.deadlines.get() {
+            let _ = deadlines.send(Deadline::of(id, loaded));
         }
     }
 
@@ -236,6 +330,7 @@ impl Games {
             return Err(already());
         }
         let loaded = self.load(id)?;
+        self.arm(id, &loaded);
         Ok(Created { loaded, tokens })
     }
 
@@ -391,7 +486,12 @@ impl Games {
         self.cache.get(id)
     }
 
-    /// [`Games::act`] on the game as loaded.
+    /// [`Games::act`] on the game as loaded. The action is decided at the
+    /// server's time (never earlier than the game's last event) and stored
+    /// with that very time, so that what was decided about its deadline
+    /// is what an audit of the stored events finds (T-4). An action that
+    /// comes at or after its seat's deadline is refused, and the timeout
+    /// is stored instead ([`Acting::Late`]).
     pub fn act_on(
         &self,
         loaded: Arc<Loaded>,
@@ -410,41 +510,195 @@ impl Games {
         };
         // A settling whose caller goes away finishes as a task, which needs
         // a runtime: checked before anything is written.
-        let runtime = tokio::runtime::Handle::try_current()
-            .map_err(|e| ApiError::Internal(format!("acting outside a tokio runtime: {e}")))?;
+        let runtime = runtime()?;
         let _deciding = self.deciding(id);
         if let Some(first) = self.store.find_request(id, request_id).map_err(store_error)? {
             return Ok(Acting::Retried { first, asked });
         }
         if expected_version != loaded.version {
-            return Err(ApiError::StaleVersion {
-                expected: version::of_seq(expected_version),
-                actual: version::of_seq(loaded.version),
-            });
+            return Err(self.stale(id, seat, expected_version, loaded.version));
         }
-        let actor = Actor::Seat(seat);
+        let at = self.now(&loaded.game);
+        match loaded.game.decide_at(at, Actor::Seat(seat), command) {
+            Ok(events) => {
+                let written = Decided {
+                    request_id,
+                    at,
+                    seat: Some(seat),
+                    events,
+                };
+                let settling = self.write_decided(&loaded, id, written, Some(asked), runtime)?;
+                Ok(Acting::InFlight(Box::new(settling)))
+            }
+            // T-5: past the deadline, the timeout is stored instead.
+            Err(late @ PlayError::OutOfTime { .. }) => {
+                let error = ApiError::from_play(late);
+                let timeout = self.store_timeout(&loaded, id, at, runtime)?;
+                Ok(Acting::Late { timeout, error })
+            }
+            Err(error) => Err(ApiError::from_play(error)),
+        }
+    }
+
+    /// The time a command on `game` is decided and stored at: the server's
+    /// clock, but never before the game's last event (T-2: time never goes
+    /// back, even when the system clock does).
+    fn now(&self, game: &Game) -> u64 {
+        self.store.now_millis().max(game.time())
+    }
+
+    /// Why an action on a stale version fails: the seat's own timeout
+    /// since that version (OUT_OF_TIME), or else the stale version.
+    fn stale(&self, id: &GameId, seat: Seat, expected: u64, actual: u64) -> ApiError {
+        let stale = ApiError::StaleVersion {
+            expected: version::of_seq(expected),
+            actual: version::of_seq(actual),
+        };
+        if expected > actual {
+            return stale;
+        }
+        let Ok(since) = self.store.read_game(id, expected + 1) else {
+            return stale;
+        };
+        let Some(timeout) = since
+            .iter()
+            .find(|e| engine_event(e).is_ok_and(|event| event == Event::TimedOut(seat)))
+        else {
+            return stale;
+        };
+        // The deadline it missed: the one pending just before its timeout.
+        match self.fold_uncached(id, Some(timeout.seq - 1), |_, _, _| {}) {
+            Ok(before) => ApiError::OutOfTime {
+                seat: u32::from(seat.0),
+                deadline_ms: before.game.deadline().unwrap_or(timeout.time_millis),
+            },
+            Err(_) => stale,
+        }
+    }
+
+    /// Writes the timeout of the decision pending in `loaded` at `at`
+    /// (T-5), under the deciding lock the caller holds. Its request id is
+    /// the version it times out, so that two attempts (the timekeeper's and
+    /// a late action's, or two servers') store it once.
+    fn store_timeout(
+        &self,
+        loaded: &Loaded,
+        id: &GameId,
+        at: u64,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<Box<ActInFlight>, ApiError> {
+        let request_id = server_request("timeout", loaded.version)?;
+        if let Some(first) = self.store.find_request(id, &request_id).map_err(store_error)? {
+            return Ok(Box::new(ActInFlight::stored_elsewhere(first, runtime)));
+        }
+        let events = loaded
+            .game
+            .decide_at(at, carcassonne_engine::Actor::Dealer, &Command::TimeOut)
+            .map_err(|e| ApiError::Internal(format!("a due timeout was refused: {e}")))?;
+        let decided = Decided {
+            request_id: &request_id,
+            at,
+            seat: None,
+            events,
+        };
+        Ok(Box::new(self.write_decided(loaded, id, decided, None, runtime)?))
+    }
+
+    /// The timekeeper's call at a deadline it was told of: times out the
+    /// decision pending at `seq`, if the game is still there and the
+    /// deadline has come by the server's clock.
+    pub fn time_out(&self, id: &GameId, seq: u64) -> Result<TimeoutOutcome, ApiError> {
+        let loaded = self.load(id)?;
+        if loaded.version != seq {
+            return Ok(TimeoutOutcome::Moved);
+        }
+        let runtime = runtime()?;
+        let _deciding = self.deciding(id);
+        let Some(deadline) = loaded.game.deadline() else {
+            return Ok(TimeoutOutcome::Moved);
+        };
+        let at = self.now(&loaded.game);
+        if at < deadline {
+            return Ok(TimeoutOutcome::NotDue(deadline));
+        }
+        Ok(TimeoutOutcome::Stored(
+            self.store_timeout(&loaded, id, at, runtime)?,
+        ))
+    }
+
+    /// T-10: stores that the server was down from `down_since` (when it
+    /// was last known alive) on a running game with a time control, so
+    /// that its clocks resume with the time they had. `None` for a game
+    /// without a running clock.
+    pub fn resume(&self, id: &GameId, down_since: u64) -> Result<Option<Box<ActInFlight>>, ApiError> {
+        let loaded = self.load(id)?;
+        if loaded.game.is_finished() || loaded.game.setup().time_control.is_none() {
+            return Ok(None);
+        }
+        let runtime = runtime()?;
+        let _deciding = self.deciding(id);
+        let at = self.now(&loaded.game);
+        let command = Command::Resume {
+            down_since_ms: down_since.clamp(loaded.game.time(), at),
+        };
+        let events = loaded
+            .game
+            .decide_at(at, carcassonne_engine::Actor::Dealer, &command)
+            .map_err(|e| ApiError::Internal(format!("a resumption was refused: {e}")))?;
+        let request_id = server_request("resume", loaded.version)?;
+        let decided = Decided {
+            request_id: &request_id,
+            at,
+            seat: None,
+            events,
+        };
+        Ok(Some(Box::new(
+            self.write_decided(&loaded, id, decided, None, runtime)?,
+        )))
+    }
+
+    /// Applies decided events (and the draws that follow them) to a copy of
+    /// the game, and writes them with the version they were decided on and
+    /// the time they were decided at. The settling that is returned makes
+    /// the new state the cached one once the store acknowledges it.
+    fn write_decided(
+        &self,
+        loaded: &Loaded,
+        id: &GameId,
+        decided: Decided<'_>,
+        asked: Option<Asked>,
+        runtime: tokio::runtime::Handle,
+    ) -> Result<ActInFlight, ApiError> {
+        let Decided {
+            request_id,
+            at,
+            seat,
+            mut events,
+        } = decided;
         let mut game = loaded.game.clone();
-        let mut events = game.decide(actor, command).map_err(ApiError::from_play)?;
         // Apply, with the draws that follow, keeping each event's effects.
         let mut effects: Vec<Vec<Effect>> = Vec::new();
         for event in &events {
             let mut fx = Vec::new();
-            game.apply_observed(event, &mut fx);
+            game.apply_at(event, at, &mut fx);
             effects.push(fx);
         }
         while let Some(event) = game.automatic() {
             let mut fx = Vec::new();
-            game.apply_observed(&event, &mut fx);
+            game.apply_at(&event, at, &mut fx);
             effects.push(fx);
             events.push(event);
         }
-        let batch: Vec<_> = events.iter().map(|e| new_event(actor_of(e, seat), e)).collect();
+        let batch: Vec<_> = events
+            .iter()
+            .map(|e| new_event(seat.and_then(|s| actor_of(e, s)), e))
+            .collect();
         let written = self
             .store
-            .write(id, loaded.version, request_id, &batch)
+            .write_at(id, loaded.version, request_id, at, &batch)
             .map_err(|e| match e {
                 StoreError::Conflict { actual, .. } => ApiError::StaleVersion {
-                    expected: version::of_seq(expected_version),
+                    expected: version::of_seq(loaded.version),
                     actual: version::of_seq(actual),
                 },
                 other => store_error(other),
@@ -459,15 +713,16 @@ impl Games {
         let settling = Settling {
             future: Some(Box::pin(settle(
                 self.cache.clone(),
+                self.deadlines.get().cloned(),
                 id.clone(),
                 written,
-                asked,
+                Origin { at, seat, asked },
                 events.into_iter().zip(effects).collect(),
                 next,
             ))),
             runtime,
         };
-        Ok(Acting::InFlight(Box::new(ActInFlight { settling })))
+        Ok(ActInFlight { settling })
     }
 
     /// Waits until a written action is durable and answers it; the cache
@@ -534,27 +789,32 @@ fn asks_for(before: &Loaded, stored: &StoredEvent, asked: &Asked) -> Result<bool
 }
 
 /// Waits until a written action is durable, then makes its state the cached
-/// one and builds its answer. Polled by the caller, or to its end as a
-/// task of its own once the caller is gone ([`Settling`]), so that the
-/// cache follows the store whatever happens to the caller.
+/// one, tells the timekeeper its deadline, and builds its answer. Polled by
+/// the caller, or to its end as a task of its own once the caller is gone
+/// ([`Settling`]), so that the cache follows the store whatever happens to
+/// the caller.
 async fn settle(
     cache: Arc<Cache>,
+    deadlines: Option<DeadlineSender>,
     id: GameId,
     written: Written,
-    asked: Asked,
+    origin: Origin,
     events: Vec<(Event, Vec<Effect>)>,
     mut next: Loaded,
 ) -> Result<Settled, ApiError> {
     let decided_on = next.version;
     let appended = written.acknowledged().await.map_err(store_error)?;
-    if appended.first_seq != decided_on + 1 {
+    if appended.first_seq != decided_on + 1 || appended.time_millis != origin.at {
         // Another call with this request id got there first (a request id
         // is checked before the write under a lock, so not from this
         // process).
-        return Ok(Settled::Retried {
-            first: appended.first_seq,
-            last: appended.last_seq,
-            asked,
+        return Ok(match origin.asked {
+            Some(asked) => Settled::Retried {
+                first: appended.first_seq,
+                last: appended.last_seq,
+                asked,
+            },
+            None => Settled::Duplicate,
         });
     }
     // What was stored is what was decided: numbered from the append's first
@@ -565,7 +825,7 @@ async fn settle(
         .map(|((event, effects), seq)| Outcome {
             seq,
             time_millis: appended.time_millis,
-            actor: actor_of(&event, asked.seat),
+            actor: origin.seat.and_then(|seat| actor_of(&event, seat)),
             event,
             effects,
         })
@@ -573,6 +833,9 @@ async fn settle(
     next.version = appended.last_seq;
     let next = Arc::new(next);
     cache.put(&id, next.clone());
+    if let Some(deadlines) = deadlines {
+        let _ = deadlines.send(Deadline::of(&id, &next));
+    }
     Ok(Settled::Acted(Acted {
         outcomes,
         loaded: next,

@@ -120,17 +120,22 @@ impl Loaded {
             spectator_delay: opened.spectator_delay,
             seed_sha256: setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default(),
         };
+        // The clocks start with the creation's stored time (T-2).
+        let mut game = Game::new(setup.clone());
+        game.apply_at(&Event::Created(setup), second.time_millis, &mut ());
         Ok(Loaded {
             info,
             opened,
-            game: Game::new(setup),
+            game,
             version: 2,
         })
     }
 
-    /// Folds the next stored event in, with its effects. Only events that
-    /// `decide` accepted were ever stored; they are checked again anyway,
-    /// and every draw against the seed's order, so that a damaged or forged
+    /// Folds the next stored event in at its stored time, with its
+    /// effects. Only events that `decide` accepted were ever stored; they
+    /// are checked again anyway, at their stored times (so a timeout before
+    /// its deadline, or an action after it, is refused by T-4 and T-5), and
+    /// every draw against the seed's order, so that a damaged or forged
     /// stream is an error, not a wrong game.
     pub fn advance(&mut self, stored: &StoredEvent) -> Result<(Event, Vec<Effect>), String> {
         if stored.seq != self.version + 1 {
@@ -142,9 +147,16 @@ impl Loaded {
             Actor::Server => carcassonne_engine::Actor::Dealer,
         };
         let command = command_of(&event).ok_or_else(|| format!("event {}: not a decision", stored.seq))?;
-        self.game
-            .decide(actor, &command)
+        let decided = self
+            .game
+            .decide_at(stored.time_millis, actor, &command)
             .map_err(|e| format!("event {}: {e}", stored.seq))?;
+        if decided.first() != Some(&event) {
+            return Err(format!(
+                "event {}: the seat that acted is not the one it names",
+                stored.seq
+            ));
+        }
         if matches!(event, Event::Drawn(_)) && self.game.automatic().as_ref() != Some(&event) {
             return Err(format!(
                 "event {}: the draw does not follow from the seed",
@@ -152,7 +164,7 @@ impl Loaded {
             ));
         }
         let mut effects = Vec::new();
-        self.game.apply_observed(&event, &mut effects);
+        self.game.apply_at(&event, stored.time_millis, &mut effects);
         self.version = stored.seq;
         Ok((event, effects))
     }
@@ -193,6 +205,10 @@ pub fn command_of(event: &Event) -> Option<carcassonne_engine::Command> {
         Event::FollowerMoved(target) => Command::MoveFromCarcassonne(target),
         Event::Passed => Command::Pass,
         Event::DeployedToCarcassonne { quarter, count } => Command::DeployToCarcassonne { quarter, count },
+        Event::TimedOut(_) => Command::TimeOut,
+        Event::Resigned(_) => Command::Resign,
+        Event::Aborted(_) => Command::Abort,
+        Event::Resumed { down_since_ms } => Command::Resume { down_since_ms },
     })
 }
 

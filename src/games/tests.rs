@@ -14,6 +14,7 @@ fn create(games: &Games, id: &str, tiles: Option<Vec<(carcassonne_engine::TileKi
             players: vec!["A".to_owned(), "B".to_owned()],
             tiles,
             seed: Some(Seed::from_u64(1)),
+            time_control: None,
         },
         spectator_delay: 0,
     };

@@ -60,8 +60,10 @@ pub fn update(loaded: &mut Loaded, stored: &StoredEvent) -> Result<Update, ApiEr
                 &effects,
                 &loaded.info.seed_sha256,
             )),
-            pending: Some(view::pending(game.pending())),
+            pending: Some(view::pending(game)),
             scores: game.scores().to_vec(),
+            time_left_ms: view::times_left(game),
+            ending: game.ending().filter(|_| game.is_finished()).map(view::ending),
         },
     })
 }
@@ -294,6 +296,7 @@ mod tests {
             players: vec!["A".to_owned(), "B".to_owned()],
             tiles: None,
             seed: Some(Seed::from_u64(7)),
+            time_control: None,
         };
         let new = NewGame {
             setup,

@@ -95,10 +95,21 @@ impl GameService {
             Acting::InFlight(written) => match self.games.settle(written).await? {
                 Settled::Acted(acted) => return Ok(acted),
                 Settled::Retried { first, last, asked } => (first, last, asked),
+                Settled::Duplicate => {
+                    return Err(ApiError::Internal(
+                        "a seat's action settled as the server's".to_owned(),
+                    ));
+                }
             },
             Acting::Retried { first, asked } => {
                 let appended = first.acknowledged().await.map_err(store_error)?;
                 (appended.first_seq, appended.last_seq, asked)
+            }
+            // Too late: refused once the timeout stored instead is durable,
+            // so that the seat finds it when it reads the game.
+            Acting::Late { timeout, error } => {
+                self.games.settle(timeout).await?;
+                return Err(error);
             }
         };
         // A retried request: the first answer, rebuilt from the store, if
@@ -160,6 +171,7 @@ impl proto::game_service_server::GameService for GameService {
             players: parse::players(&r.players)?,
             tiles: parse::bag(&r.tiles)?,
             seed: parse::seed(&r.seed)?,
+            time_control: parse::time_control(r.time_control.as_ref())?,
         };
         let id = new_game_id(&request_id)?;
         let span = tracing::info_span!("create_game", game = %id);
@@ -277,7 +289,7 @@ impl proto::game_service_server::GameService for GameService {
             .await?;
         Ok(Response::new(proto::GetLegalActionsResponse {
             version: version::of_seq(loaded.version),
-            pending: Some(view::pending(loaded.game.pending())),
+            pending: Some(view::pending(&loaded.game)),
             actions: view::actions(&loaded.game),
         }))
     }

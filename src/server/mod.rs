@@ -12,6 +12,7 @@ mod feed;
 mod game_service;
 mod game_watch;
 mod intake;
+mod liveness;
 pub(crate) mod request;
 mod watch_service;
 
@@ -27,7 +28,7 @@ use tonic::transport::Server;
 pub use self::game_service::GameService;
 pub use self::intake::request_limit;
 pub use self::watch_service::WatchService;
-use crate::games::Games;
+use crate::games::{Games, timekeeper};
 use crate::proto;
 use crate::proto::game_service_server::GameServiceServer;
 use crate::proto::watch_service_server::WatchServiceServer;
@@ -90,6 +91,9 @@ pub enum ServerError {
     },
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The clocks of the running games could not be resumed (T-10).
+    #[error("resuming the clocks: {0}")]
+    Clocks(String),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
     /// Every call was answered, but the store's close was not clean (its
@@ -196,16 +200,30 @@ pub async fn serve_with_ready(
     let sled = Arc::new(store);
     let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
-    let game = Arc::new(GameService::new(games.clone(), config.max_in_flight));
-    let game_service = GameServiceServer::from_arc(game.clone())
-        .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
-        .max_encoding_message_size(MAX_RESPONSE_BYTES);
     // Shutdown by broadcast: streams end when it comes.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let shutdown = async move {
         shutdown.await;
         let _ = stop.send(true);
     };
+    // The clocks: the timekeeper first, so that the resumptions arm their
+    // deadlines; then every running clocked game resumes (T-10) before the
+    // first call can act on one.
+    let clock = config.store.clock.clone();
+    let liveness = liveness::Liveness::new(&config.data, clock.clone());
+    let timekeeper = timekeeper::spawn(games.clone(), clock, stopping.clone())
+        .map_err(|e| ServerError::Clocks(e.to_string()))?;
+    let resumed = timekeeper::resume_all(&games, liveness.last_alive())
+        .await
+        .map_err(|e| ServerError::Clocks(e.to_string()))?;
+    if resumed > 0 {
+        tracing::info!(games = resumed, "clocks resumed after the restart");
+    }
+    let heartbeat = tokio::spawn(liveness.run(stopping.clone()));
+    let game = Arc::new(GameService::new(games.clone(), config.max_in_flight));
+    let game_service = GameServiceServer::from_arc(game.clone())
+        .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
+        .max_encoding_message_size(MAX_RESPONSE_BYTES);
     // A watcher may fall as far behind its game's feed as a subscriber of
     // the store behind the store, up to a game's length: a feed's ring is
     // allocated whole, for every watched game.
@@ -274,8 +292,11 @@ pub async fn serve_with_ready(
         .add_routes(routes)
         .serve_with_incoming_shutdown(incoming(listener), shutdown)
         .await?;
-    // Every call has answered, so every append is durable: closing makes
-    // sled durable too, and says whether that worked.
+    // Every call has answered, and the timekeeper has stored the timeouts
+    // it was storing, so every append is durable: closing makes sled
+    // durable too, and says whether that worked.
+    let _ = timekeeper.await;
+    let _ = heartbeat.await;
     let _ = storage_health.await;
     if let Some(admin) = admin {
         let _ = admin.await;

@@ -654,6 +654,7 @@ mod tests {
             players: vec!["A".to_owned(), "B".to_owned()],
             tiles: None,
             seed: Some(Seed::from_u64(seed)),
+            time_control: None,
         };
         let new = NewGame {
             setup,

@@ -249,8 +249,25 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
             }
             line
         }
+        Some(E::TimedOut(t)) => format!("{} ran out of time", who(game, t.seat)),
+        Some(E::Resigned(_)) => format!("{actor}resigned"),
+        Some(E::Aborted(_)) => format!("{actor}aborted the game"),
+        Some(E::Resumed(_)) => "the server started again; the clocks go on".to_owned(),
     };
     let mut line = format!("v{} {what}", event.version);
+    if !event.decided_for_seat.is_empty() {
+        let _ = write!(
+            line,
+            "; the server decided for them ({})",
+            counted(event.decided_for_seat.len() as u32, "decision")
+        );
+    }
+    if let Some(seat) = event.seat_out {
+        let _ = write!(line, "; {} is out", who(game, seat));
+        if !event.abandoned.is_empty() {
+            let _ = write!(line, " and tile {} leaves the game", event.abandoned);
+        }
+    }
     if !event.discarded.is_empty() {
         let _ = write!(line, "; discarded {}", event.discarded.join(", "));
     }

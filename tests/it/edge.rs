@@ -89,6 +89,7 @@ fn new_table(players: usize) -> NewGame {
             players: (0..players).map(|i| format!("P{i}")).collect(),
             tiles: None,
             seed: Some(Seed::from_u64(11)),
+            time_control: None,
         },
         spectator_delay: 0,
     }
@@ -194,12 +195,16 @@ async fn one_request_id_racing_with_two_actions_acts_once() {
                     Settled::Retried { first, last, asked } => {
                         games.answer(&id, first, last, &asked).map(drop)
                     }
+                    Settled::Duplicate => panic!("round {round}: a seat's action settled as the server's"),
                 },
                 Acting::Retried { first, asked } => {
                     let appended = first.acknowledged().await.unwrap();
                     games
                         .answer(&id, appended.first_seq, appended.last_seq, &asked)
                         .map(drop)
+                }
+                Acting::Late { error, .. } => {
+                    panic!("round {round}: late in a game without a clock: {error}")
                 }
             };
             match answer {
@@ -511,8 +516,8 @@ async fn a_second_server_on_the_same_data_says_once_that_it_is_in_use() {
     assert!(!logged.contains('\u{1b}'), "colour codes in a file: {logged:?}");
 }
 
-/// Request ids are 1 to 128 characters from '!' to '~', and the error says
-/// exactly that.
+/// Request ids are 1 to 128 characters from '!' to '~', not beginning with
+/// '~', and the error says exactly that.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_bad_request_id_is_told_the_exact_rule() {
     let (server, mut client) = start().await;
@@ -529,8 +534,22 @@ async fn a_bad_request_id_is_told_the_exact_rule() {
             "{status:?}"
         );
     }
+    // Ids beginning with '~' are the server's own (its timeouts, T-5): a
+    // client's could otherwise pass for one and keep a timeout from being
+    // stored.
+    let status = client
+        .create_game(create_request("~timeout/3", 2, &[], 1))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::InvalidArgument, "{status:?}");
+    assert!(
+        status
+            .message()
+            .contains("beginning with '~' are the server's own"),
+        "{status:?}"
+    );
     client
-        .create_game(create_request(&"~!".repeat(64), 2, &[], 1))
+        .create_game(create_request(&"!~".repeat(64), 2, &[], 1))
         .await
         .unwrap();
     server.stop().await;

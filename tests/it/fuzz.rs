@@ -137,6 +137,7 @@ proptest! {
                 .map(|(kind, count)| proto::TileCount { kind, count })
                 .collect(),
             spectator_delay: 0,
+            time_control: None,
         };
         parse_create(&create);
         parse_act(&proto::ActRequest {

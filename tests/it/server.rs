@@ -78,6 +78,7 @@ fn replay_through_engine(game: &proto::Game, seed: u8) -> Vec<u32> {
         players: game.players.iter().map(|p| p.name.clone()).collect(),
         tiles: None,
         seed: Some(Seed([seed; 32])),
+        time_control: None,
     };
     let mut engine = Game::new(setup);
     engine.run_automatic(&mut Vec::new(), &mut ());

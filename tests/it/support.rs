@@ -120,6 +120,7 @@ pub fn create_request(
         seed: hex(&[seed; 32]),
         tiles: Vec::new(),
         spectator_delay: 0,
+        time_control: None,
     }
 }
 

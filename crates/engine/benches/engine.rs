@@ -96,6 +96,7 @@ fn setup(rules: Rules, players: usize, seed: u64) -> Setup {
         players: (0..players).map(|i| format!("P{i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     }
 }
 

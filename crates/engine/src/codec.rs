@@ -15,12 +15,21 @@
 //! | `FollowerMoved` | `5`, x `i32`, y `i32`, place `u8` (as above, never 0) |
 //! | `Passed` | `6` |
 //! | `DeployedToCarcassonne` | `7`, quarter `u8` (0 castle, 1 blacksmith, 2 cathedral, 3 market), count `u8` (0 stays, 1-4 to quarter 0-3) |
+//! | `Created` with a time control | `8`, then as `1`, then the time control: main `u8` (0 none, 1 then initial `u64` and increment `u64`, ms), per decision `u8` (0 none, 1 then `u64` ms), on timeout `u8` (0 forfeit, 1 auto) |
+//! | `TimedOut` | `9`, seat `u8` |
+//! | `Resigned` | `10`, seat `u8` |
+//! | `Aborted` | `11`, seat `u8` |
+//! | `Resumed` | `12`, down since `u64` (ms since the Unix epoch) |
+//!
+//! A game without a time control is created with tag `1`, so its bytes are
+//! those of every game stored before time controls existed.
 //!
 //! A string is a `u16` length and UTF-8 bytes. Tile kinds are written by
 //! their names in `docs/tiles.md`, which never change.
 
+use crate::clock::{MainTime, OnTimeout, TimeControl};
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
-use crate::model::{Event, Quarter, Setup, Target};
+use crate::model::{Event, Quarter, Seat, Setup, Target};
 use crate::rules::{Expansion, Farmers, Rules, SmallCity};
 use crate::shuffle::Seed;
 use crate::tiles::TileKind;
@@ -48,7 +57,7 @@ pub fn encode(event: &Event) -> Vec<u8> {
     let mut out = Vec::with_capacity(16);
     match event {
         Event::Created(setup) => {
-            out.push(1);
+            out.push(if setup.time_control.is_some() { 8 } else { 1 });
             out.push(u8::from(setup.rules.small_city == SmallCity::Halved));
             out.push(match setup.rules.farmers {
                 Farmers::CityCentric4 => 0,
@@ -81,6 +90,9 @@ pub fn encode(event: &Event) -> Vec<u8> {
                     out.extend(seed.0);
                 }
             }
+            if let Some(control) = &setup.time_control {
+                put_time_control(&mut out, control);
+            }
         }
         Event::Drawn(tile) => {
             out.push(2);
@@ -108,8 +120,37 @@ pub fn encode(event: &Event) -> Vec<u8> {
             out.push(quarter.index() as u8);
             out.push(count.map_or(0, |q| 1 + q.index() as u8));
         }
+        Event::TimedOut(seat) => out.extend([9, seat.0]),
+        Event::Resigned(seat) => out.extend([10, seat.0]),
+        Event::Aborted(seat) => out.extend([11, seat.0]),
+        Event::Resumed { down_since_ms } => {
+            out.push(12);
+            out.extend(down_since_ms.to_le_bytes());
+        }
     }
     out
+}
+
+fn put_time_control(out: &mut Vec<u8>, control: &TimeControl) {
+    match control.main {
+        None => out.push(0),
+        Some(main) => {
+            out.push(1);
+            out.extend(main.initial_ms.to_le_bytes());
+            out.extend(main.increment_ms.to_le_bytes());
+        }
+    }
+    match control.decision_ms {
+        None => out.push(0),
+        Some(ms) => {
+            out.push(1);
+            out.extend(ms.to_le_bytes());
+        }
+    }
+    out.push(match control.on_timeout {
+        OnTimeout::Forfeit => 0,
+        OnTimeout::Auto => 1,
+    });
 }
 
 fn place_code(place: Place) -> u8 {
@@ -140,7 +181,7 @@ pub fn decode(schema: u16, bytes: &[u8]) -> Result<Event, DecodeError> {
     }
     let mut r = Reader { bytes, at: 0 };
     let event = match r.u8()? {
-        1 => {
+        tag @ (1 | 8) => {
             let mut rules = Rules::default();
             rules.small_city = if r.u8()? == 1 {
                 SmallCity::Halved
@@ -176,11 +217,13 @@ pub fn decode(schema: u16, bytes: &[u8]) -> Result<Event, DecodeError> {
                 1 => Some(Seed(r.take(32)?.try_into().map_err(|_| r.invalid("seed"))?)),
                 _ => return Err(r.invalid("seed flag")),
             };
+            let time_control = if tag == 8 { Some(r.time_control()?) } else { None };
             let setup = Setup {
                 rules,
                 players,
                 tiles,
                 seed,
+                time_control,
             };
             crate::Game::check_setup(&setup).map_err(|_| r.invalid("setup"))?;
             Event::Created(setup)
@@ -220,6 +263,12 @@ pub fn decode(schema: u16, bytes: &[u8]) -> Result<Event, DecodeError> {
             };
             Event::DeployedToCarcassonne { quarter, count }
         }
+        9 => Event::TimedOut(r.seat()?),
+        10 => Event::Resigned(r.seat()?),
+        11 => Event::Aborted(r.seat()?),
+        12 => Event::Resumed {
+            down_since_ms: r.u64()?,
+        },
         tag => return Err(DecodeError::UnknownTag(tag)),
     };
     match bytes.len() - r.at {
@@ -257,6 +306,54 @@ impl<'a> Reader<'a> {
     fn u16(&mut self) -> Result<u16, DecodeError> {
         let b = self.take(2)?;
         Ok(u16::from_le_bytes([b[0], b[1]]))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        let b = self.take(8)?;
+        let mut bytes = [0; 8];
+        bytes.copy_from_slice(b);
+        Ok(u64::from_le_bytes(bytes))
+    }
+
+    fn seat(&mut self) -> Result<Seat, DecodeError> {
+        match self.u8()? {
+            seat @ 0..crate::model::MAX_PLAYERS_U8 => Ok(Seat(seat)),
+            _ => Err(self.invalid("seat")),
+        }
+    }
+
+    fn flag(&mut self, what: &'static str) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(self.invalid(what)),
+        }
+    }
+
+    fn time_control(&mut self) -> Result<TimeControl, DecodeError> {
+        let main = if self.flag("main time flag")? {
+            Some(MainTime {
+                initial_ms: self.u64()?,
+                increment_ms: self.u64()?,
+            })
+        } else {
+            None
+        };
+        let decision_ms = if self.flag("decision limit flag")? {
+            Some(self.u64()?)
+        } else {
+            None
+        };
+        let on_timeout = match self.u8()? {
+            0 => OnTimeout::Forfeit,
+            1 => OnTimeout::Auto,
+            _ => return Err(self.invalid("timeout rule")),
+        };
+        Ok(TimeControl {
+            main,
+            decision_ms,
+            on_timeout,
+        })
     }
 
     fn i32(&mut self) -> Result<i32, DecodeError> {

@@ -27,8 +27,14 @@ pub(crate) struct TurnScoring {
 }
 
 impl Game {
+    /// The next seat still in the game after `seat`, in seat order (B-T5,
+    /// T-6).
     pub(crate) fn next_seat(&self, seat: Seat) -> Seat {
-        Seat((seat.0 + 1) % self.players() as u8)
+        let n = self.players() as u8;
+        (1..=n)
+            .map(|i| Seat((seat.0 + i) % n))
+            .find(|&s| !self.is_out(s))
+            .unwrap_or(Seat((seat.0 + 1) % n))
     }
 
     /// The quarter a follower leaves for a feature of `kind`, if a follower
@@ -51,6 +57,9 @@ impl Game {
     /// Can `player` move anything onto this turn's completed features?
     fn can_redeploy(&self, player: Seat) -> bool {
         let Some(city) = &self.city else { return false };
+        if self.is_out(player) {
+            return false; // T-6: its decisions are passes.
+        }
         self.completed.iter().any(|&root| {
             self.open_quarter(city, player, self.features.node(root).kind, false)
                 .is_some()
@@ -93,6 +102,7 @@ impl Game {
     pub(crate) fn score_and_offer_deploy(&mut self, placer: Seat, observer: &mut impl Observer) {
         let scoring = self.score_completed(observer);
         let may_deploy = self.city.is_some()
+            && !self.is_out(placer)
             && scoring.anyone
             && !scoring.scorers.contains(placer)
             && self.supply[placer.index()] > 0;
@@ -108,8 +118,8 @@ impl Game {
     /// discarded the last tile (CD-7).
     pub(crate) fn start_final_round(&mut self, last: Seat) {
         let mut active = Seats::default();
-        for i in 0..self.players() {
-            active.insert(Seat(i as u8));
+        for seat in self.seats_in() {
+            active.insert(seat);
         }
         self.rounds.active = active;
         self.pending = crate::model::Pending::FinalRound {

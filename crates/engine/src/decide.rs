@@ -11,13 +11,15 @@ use crate::tiles::{EdgeKind, RIVER_COUNTS, TileKind};
 impl Game {
     /// Checks `command` by `actor` against the rules and returns the events
     /// it produces. Changes nothing.
+    /// It decides at the time of the last event: in a game with a time
+    /// control, [`Game::decide_at`] decides at a time of one's own.
     pub fn decide(&self, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
-        let mut events = Vec::with_capacity(4);
-        self.decide_into(actor, command, &mut events)?;
-        Ok(events)
+        self.decide_at(self.time, actor, command)
     }
 
-    /// [`Game::decide`], appending the events to `out`.
+    /// The rules of the board and the turn for `command` (not the clocks,
+    /// nor resigning and aborting: [`Game::decide_at`]), appending its
+    /// events to `out`.
     pub(crate) fn decide_into(
         &self,
         actor: Actor,

@@ -3,6 +3,7 @@
 //! command and returns its events, or the rule it breaks.
 
 use crate::board::{Board, PlacedTile};
+use crate::clock::Clocks;
 use crate::count::Rounds;
 use crate::features::{Features, NodeId};
 use crate::geometry::{Dir, Half, Place, Pos, Rotation};
@@ -82,6 +83,18 @@ pub struct Game {
     /// The City of Carcassonne, when the Count is in play.
     pub(crate) city: Option<City>,
     pub(crate) rounds: Rounds,
+    /// The time of the last event folded in, in ms since the Unix epoch (0
+    /// for events folded without one).
+    pub(crate) time: u64,
+    /// The clocks, when the game has a time control (T-1).
+    pub(crate) clocks: Option<Clocks>,
+    /// Each seat that went out, why, and its place in the order of going
+    /// out (1 for the first) (T-6).
+    pub(crate) out: [Option<(OutReason, u8)>; MAX_PLAYERS],
+    /// The seats that have had a decision of their own (T-9).
+    pub(crate) played: Seats,
+    /// How the game ended, once it is over.
+    pub(crate) ending: Option<Ending>,
 }
 
 impl Game {
@@ -100,6 +113,9 @@ impl Game {
                 return Err(SetupError::BagTooLarge(total));
             }
         }
+        if let Some(control) = &setup.time_control {
+            control.check().map_err(SetupError::TimeControl)?;
+        }
         Ok(())
     }
 
@@ -116,6 +132,11 @@ impl Game {
     /// skipped there: nobody can have a follower in Carcassonne yet, so it
     /// would hold nothing but passes.
     pub(crate) fn created(setup: Setup, observer: &mut impl Observer) -> Game {
+        Game::created_at(setup, 0, observer)
+    }
+
+    /// [`Game::created`] at `at`, when the clocks start (T-2).
+    pub(crate) fn created_at(setup: Setup, at: u64, observer: &mut impl Observer) -> Game {
         let players = setup.players.len().min(MAX_PLAYERS);
         let mut supply = [0; MAX_PLAYERS];
         supply[..players].fill(FOLLOWERS);
@@ -135,6 +156,11 @@ impl Game {
             river: None,
             city: None,
             rounds: Rounds::default(),
+            time: at,
+            clocks: setup.time_control.map(|control| Clocks::new(control, at)),
+            out: [None; MAX_PLAYERS],
+            played: Seats::default(),
+            ending: None,
             setup,
         };
         game.lay_out();
@@ -344,7 +370,8 @@ impl Game {
         self.city.as_ref()
     }
 
-    /// The winners: every player with the highest score (B-E1).
+    /// Every player with the highest score (B-E1); the winners of a game
+    /// that ended normally with every seat still in. See [`Game::winners`].
     pub fn leaders(&self) -> Seats {
         let best = self.scores().iter().copied().max().unwrap_or(0);
         let mut seats = Seats::default();
@@ -369,14 +396,74 @@ impl Game {
 
     // ---- Apply --------------------------------------------------------------
 
-    /// Folds one event in. Events come from [`Game::decide`] (or a store of
-    /// them), so they are legal; `apply` cannot fail.
+    /// Folds one event in, at the time of the last one. Events come from
+    /// [`Game::decide`] (or a store of them), so they are legal; `apply`
+    /// cannot fail.
     pub fn apply(&mut self, event: &Event) {
         self.apply_observed(event, &mut ());
     }
 
     /// [`Game::apply`], reporting every effect to `observer`.
     pub fn apply_observed(&mut self, event: &Event, observer: &mut impl Observer) {
+        self.apply_at(event, self.time, observer);
+    }
+
+    /// Folds one event in that was stored at `at` (ms since the Unix
+    /// epoch), reporting its effects to `observer`: the clock that ran
+    /// until then is charged (T-2), and the next one starts at `at`. A time
+    /// earlier than the last event's counts as that one (time never goes
+    /// back). Cannot fail.
+    pub fn apply_at(&mut self, event: &Event, at: u64, observer: &mut impl Observer) {
+        if let Event::Created(setup) = event {
+            *self = Game::created_at(setup.clone(), at, observer);
+            return;
+        }
+        let at = at.max(self.time);
+        self.time = at;
+        let owner = self.decision_owner();
+        if let (Some(clocks), Some(seat)) = (&mut self.clocks, owner) {
+            // T-10: the time the server was down counts for nobody.
+            let until = match *event {
+                Event::Resumed { down_since_ms } => down_since_ms.min(at),
+                _ => at,
+            };
+            clocks.charge(seat, until);
+        }
+        if let Some(seat) = owner
+            && answers_for(event, seat)
+        {
+            self.played.insert(seat);
+        }
+        self.fold_in(event, observer);
+        if let Some(clocks) = &mut self.clocks {
+            // A pause, or another seat resigning, leaves the pending
+            // decision pending: its limit keeps what it has used (T-4).
+            let same_decision = match *event {
+                Event::Resumed { .. } => true,
+                Event::Resigned(seat) => Some(seat) != owner,
+                _ => false,
+            };
+            if !same_decision {
+                clocks.spent = 0;
+            }
+            clocks.since = at;
+            // T-3: a seat that answered hands over once the game waits for
+            // someone else.
+            // (Under `auto`, the decisions the timeout took for the seat
+            // added it already, T-7.)
+            if let Some(seat) = owner
+                && answers_for(event, seat)
+                && !matches!(event, Event::TimedOut(_))
+                && self.out[seat.index()].is_none()
+                && self.pending.actor() != Some(Actor::Seat(seat))
+            {
+                clocks.add_increment(seat);
+            }
+        }
+    }
+
+    /// The fold proper: what an event does to the board and the turn.
+    fn fold_in(&mut self, event: &Event, observer: &mut impl Observer) {
         match (event, self.pending) {
             (Event::Created(setup), _) => *self = Game::created(setup.clone(), observer),
             (Event::Drawn(tile), Pending::Draw { player }) => self.drawn(*tile, player, observer),
@@ -388,11 +475,7 @@ impl Game {
                 if let Some(place) = place {
                     self.deploy(player, *place);
                 }
-                // The Count: a redeploy round before scoring (C-6).
-                self.rounds.offset = 0;
-                if self.city.is_none() || !self.ask_next_redeployer(player) {
-                    self.score_and_offer_deploy(player, observer);
-                }
+                self.after_follower_decision(player, observer);
             }
             (&Event::FollowerMoved(target), Pending::Redeploy { player, placer }) => {
                 self.move_from_city(player, target);
@@ -411,8 +494,21 @@ impl Game {
                 self.next_in_final_round(player, observer);
             }
             (Event::Passed, Pending::FinalRound { player }) => self.leave_final_round(player, observer),
+            (&Event::TimedOut(seat), _) => self.timed_out(seat, observer),
+            (&Event::Resigned(seat), _) => self.go_out(seat, OutReason::Resigned, observer),
+            (&Event::Aborted(seat), _) => self.end(Ending::Aborted(seat), observer),
+            (Event::Resumed { .. }, _) => {}
             // Unreachable for events that `decide` produced.
             _ => debug_assert!(false, "event {event:?} does not fit {:?}", self.pending),
+        }
+    }
+
+    /// After the follower decision of `player`'s turn: the Count's
+    /// redeploy round before scoring (C-6), or the scoring.
+    pub(crate) fn after_follower_decision(&mut self, player: Seat, observer: &mut impl Observer) {
+        self.rounds.offset = 0;
+        if self.city.is_none() || !self.ask_next_redeployer(player) {
+            self.score_and_offer_deploy(player, observer);
         }
     }
 
@@ -508,7 +604,15 @@ impl Game {
     /// Final scoring, and the game is over.
     pub(crate) fn finish(&mut self, observer: &mut impl Observer) {
         self.final_scoring(observer);
+        self.end(Ending::Normal, observer);
+    }
+
+    /// The game is over, for this reason.
+    pub(crate) fn end(&mut self, ending: Ending, observer: &mut impl Observer) {
+        self.current = None;
+        self.completed.clear();
         self.pending = Pending::Finished;
+        self.ending = Some(ending);
         observer.effect(Effect::Finished);
     }
 
@@ -524,18 +628,30 @@ impl Game {
     }
 
     /// Decides `command`, applies its events, then every automatic event
-    /// after them. Returns all of them; effects go to `observer`.
+    /// after them, all at the time of the last event. Returns all of them;
+    /// effects go to `observer`.
     pub fn execute(
         &mut self,
         actor: Actor,
         command: &Command,
         observer: &mut impl Observer,
     ) -> Result<Vec<Event>, PlayError> {
-        let mut events = Vec::with_capacity(4);
-        self.decide_into(actor, command, &mut events)?;
+        self.execute_at(self.time, actor, command, observer)
+    }
+
+    /// [`Game::execute`] at `at` (ms since the Unix epoch).
+    pub fn execute_at(
+        &mut self,
+        at: u64,
+        actor: Actor,
+        command: &Command,
+        observer: &mut impl Observer,
+    ) -> Result<Vec<Event>, PlayError> {
+        let events = self.decide_at(at, actor, command)?;
         for event in &events {
-            self.apply_observed(event, observer);
+            self.apply_at(event, at, observer);
         }
+        let mut events = events;
         self.run_automatic(&mut events, observer);
         Ok(events)
     }
@@ -607,4 +723,18 @@ pub(crate) fn canonical_place(tile: &PlacedTile, segment: u8) -> Place {
         return Place::Half(h);
     }
     Place::Cloister
+}
+
+/// Whether `event` answers the decision `owner` owed: a decision of its
+/// own, or its timeout or resignation.
+fn answers_for(event: &Event, owner: Seat) -> bool {
+    match *event {
+        Event::TilePlaced { .. }
+        | Event::FollowerPlaced(_)
+        | Event::FollowerMoved(_)
+        | Event::Passed
+        | Event::DeployedToCarcassonne { .. } => true,
+        Event::TimedOut(seat) | Event::Resigned(seat) => seat == owner,
+        Event::Created(_) | Event::Drawn(_) | Event::Aborted(_) | Event::Resumed { .. } => false,
+    }
 }

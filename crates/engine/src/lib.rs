@@ -8,6 +8,11 @@
 //! rule of `docs/rules.md` it breaks; [`Game::apply`] folds an event in and
 //! cannot fail. The same events always fold to the same state.
 //!
+//! The engine reads no clock. A game with a time control (T-1) derives its
+//! clocks from times given as data: [`Game::decide_at`] decides a command
+//! at a time, [`Game::apply_at`] folds an event stored at a time, and the
+//! deadline, the timeouts and the ranking follow from those times alone.
+//!
 //! ```
 //! use carcassonne_engine::*;
 //!
@@ -16,6 +21,7 @@
 //!     players: vec!["Ada".into(), "Brun".into()],
 //!     tiles: None,
 //!     seed: Some(Seed::from_u64(7)),
+//!     time_control: None,
 //! };
 //! let mut game = Game::new(setup);
 //! let mut events = Vec::new();
@@ -28,9 +34,11 @@
 //! ```
 
 mod board;
+mod clock;
 pub mod codec;
 mod count;
 mod decide;
+mod ending;
 mod features;
 mod game;
 mod geometry;
@@ -47,6 +55,7 @@ mod tiles;
 mod tests;
 
 pub use board::PlacedTile;
+pub use clock::{MAX_DURATION_MS, MainTime, OnTimeout, TimeControl};
 pub use game::{Game, Observer};
 pub use geometry::{Dir, Half, Place, Pos, Rotation};
 pub use model::*;

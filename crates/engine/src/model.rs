@@ -3,13 +3,15 @@
 
 use std::fmt;
 
+use crate::clock::TimeControl;
 use crate::geometry::{Place, Pos, Rotation};
-use crate::rules::{RuleId, Rules};
+use crate::rules::{RuleId, Rules, id};
 use crate::shuffle::Seed;
 use crate::tiles::{FeatureKind, TileKind};
 
 /// At most this many players (B-2).
 pub const MAX_PLAYERS: usize = 5;
+pub(crate) const MAX_PLAYERS_U8: u8 = MAX_PLAYERS as u8;
 /// At least this many players (B-2).
 pub const MIN_PLAYERS: usize = 2;
 /// Followers each player owns (B-2).
@@ -90,6 +92,8 @@ pub struct Setup {
     /// The draw order follows from the seed (B-3). Without one, draws are
     /// given from outside, one `Command::Draw` at a time (records).
     pub seed: Option<Seed>,
+    /// The clocks (T-1); `None`: no clock runs and nobody times out.
+    pub time_control: Option<TimeControl>,
 }
 
 /// A quarter of the City of Carcassonne (C-2). Each feeds one kind of
@@ -189,6 +193,15 @@ pub enum Command {
         quarter: Quarter,
         count: Option<Quarter>,
     },
+    /// Leave the game, at any time (T-8).
+    Resign,
+    /// End the game with no result, before every seat has played (T-9).
+    Abort,
+    /// The dealer: the pending decision's deadline has passed (T-5).
+    TimeOut,
+    /// The dealer: the server was down from `down_since_ms` until now, and
+    /// that time counts for nobody (T-10).
+    Resume { down_since_ms: u64 },
 }
 
 impl Command {
@@ -200,6 +213,10 @@ impl Command {
             Command::MoveFromCarcassonne(_) => "move a follower from Carcassonne",
             Command::Pass => "pass",
             Command::DeployToCarcassonne { .. } => "deploy to Carcassonne",
+            Command::Resign => "resign",
+            Command::Abort => "abort",
+            Command::TimeOut => "time out",
+            Command::Resume { .. } => "resume the clocks",
         }
     }
 }
@@ -227,6 +244,18 @@ pub enum Event {
     DeployedToCarcassonne {
         quarter: Quarter,
         count: Option<Quarter>,
+    },
+    /// The seat's time ran out (T-5): it goes out (`forfeit`, T-6) or the
+    /// server decides for it (`auto`, T-7).
+    TimedOut(Seat),
+    /// The seat resigned (T-8).
+    Resigned(Seat),
+    /// The seat aborted the game: it is over with no result (T-9).
+    Aborted(Seat),
+    /// The server was down from `down_since_ms` until this event: the
+    /// pending decision's clock was charged only up to then (T-10).
+    Resumed {
+        down_since_ms: u64,
     },
 }
 
@@ -351,8 +380,63 @@ pub enum Effect {
         at: Pos,
         place: Place,
     },
-    /// The game is over (B-E1); final scoring has run.
+    /// `seat` went out (T-6); `abandoned` is the tile it had drawn and not
+    /// placed, which left the game.
+    Out {
+        seat: Seat,
+        abandoned: Option<TileKind>,
+    },
+    /// The server took `command` for `seat`, whose time ran out (T-7).
+    DecidedFor {
+        seat: Seat,
+        command: Command,
+    },
+    /// The game is over: after final scoring (B-E1), or when a seat went
+    /// out and one was left (T-6), or aborted (T-9). [`crate::Game::ending`]
+    /// says which.
     Finished,
+}
+
+/// Why a seat is out of the game (T-6).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum OutReason {
+    /// Its time ran out under `forfeit` (T-5).
+    OutOfTime,
+    /// It resigned (T-8).
+    Resigned,
+}
+
+/// How a finished game ended (T-11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// The last tile was played and final scoring ran (B-E1).
+    Normal,
+    /// This seat ran out of time and one seat was left (T-6).
+    OutOfTime(Seat),
+    /// This seat resigned and one seat was left (T-6, T-8).
+    Resigned(Seat),
+    /// This seat aborted the game: no result (T-9).
+    Aborted(Seat),
+}
+
+impl Ending {
+    /// The name of the reason, as records write it.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Ending::Normal => "normal",
+            Ending::OutOfTime(_) => "out_of_time",
+            Ending::Resigned(_) => "resigned",
+            Ending::Aborted(_) => "aborted",
+        }
+    }
+
+    /// The seat the ending names (none for a normal end).
+    pub const fn seat(self) -> Option<Seat> {
+        match self {
+            Ending::Normal => None,
+            Ending::OutOfTime(s) | Ending::Resigned(s) | Ending::Aborted(s) => Some(s),
+        }
+    }
 }
 
 /// A follower on the board, or in a quarter of Carcassonne.
@@ -408,6 +492,10 @@ pub enum PlayError {
     },
     #[error("the game is over")]
     Finished,
+    /// The pending decision's deadline has passed: from then on only its
+    /// timeout may be stored (T-4, T-5).
+    #[error("T-4: {seat}'s time ran out at {deadline_ms} (ms since the Unix epoch)")]
+    OutOfTime { seat: Seat, deadline_ms: u64 },
 }
 
 impl PlayError {
@@ -422,6 +510,7 @@ impl PlayError {
     pub fn rule_id(&self) -> Option<RuleId> {
         match self {
             PlayError::Rule { rule, .. } => Some(*rule),
+            PlayError::OutOfTime { .. } => Some(id::T_4),
             _ => None,
         }
     }
@@ -436,6 +525,8 @@ pub enum SetupError {
     NotALandTile(TileKind),
     #[error("a bag holds at most {MAX_BAG} tiles, not {0}")]
     BagTooLarge(usize),
+    #[error("T-1: {0}")]
+    TimeControl(String),
 }
 
 impl SetupError {
@@ -444,6 +535,7 @@ impl SetupError {
         match self {
             SetupError::PlayerCount(_) => "players",
             SetupError::NotALandTile(_) | SetupError::BagTooLarge(_) => "tiles",
+            SetupError::TimeControl(_) => "time_control",
         }
     }
 }

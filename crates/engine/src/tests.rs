@@ -109,6 +109,7 @@ pub(crate) fn random_game(seed: u64, players: usize, rules: Rules) -> (Game, Vec
         players: (0..players).map(|i| format!("P{i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     };
     let mut game = Game::new(setup.clone());
     let mut events = vec![Event::Created(setup)];
@@ -175,6 +176,7 @@ fn codec_schema_1_bytes_never_change() {
         players: vec!["Ada".into(), "Bo".into()],
         tiles: Some(vec![(TileKind::from_name("E").unwrap(), 2)]),
         seed: Some(Seed::from_u64(1)),
+        time_control: None,
     };
     let mut created = vec![
         1, 1, 0, 1, 2, 3, 0, b'A', b'd', b'a', 2, 0, b'B', b'o', 1, 1, 0, 1, 0, b'E', 2, 0, 1, 1,
@@ -195,13 +197,53 @@ fn codec_schema_1_bytes_never_change() {
         [4, 12]
     );
     assert_eq!(codec::encode(&Event::FollowerPlaced(None)), [4, 0]);
+    // Time and the early ends (T-5, T-8, T-9, T-10).
+    assert_eq!(codec::encode(&Event::TimedOut(Seat(1))), [9, 1]);
+    assert_eq!(codec::encode(&Event::Resigned(Seat(4))), [10, 4]);
+    assert_eq!(codec::encode(&Event::Aborted(Seat(0))), [11, 0]);
+    assert_eq!(
+        codec::encode(&Event::Resumed {
+            down_since_ms: 0x0102_0304_0506_0708
+        }),
+        [12, 8, 7, 6, 5, 4, 3, 2, 1]
+    );
+    // A creation with a time control is tag 8: tag 1's bytes, then the
+    // time control (T-1).
+    let clocked = Setup {
+        rules: Rules::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: None,
+        time_control: Some(TimeControl {
+            main: Some(MainTime {
+                initial_ms: 60_000,
+                increment_ms: 2_000,
+            }),
+            decision_ms: Some(86_400_000),
+            on_timeout: OnTimeout::Auto,
+        }),
+    };
+    let mut bytes = vec![8, 1, 0, 0, 2, 1, 0, b'A', 1, 0, b'B', 0, 0, 1];
+    bytes.extend(60_000u64.to_le_bytes());
+    bytes.extend(2_000u64.to_le_bytes());
+    bytes.push(1);
+    bytes.extend(86_400_000u64.to_le_bytes());
+    bytes.push(1);
+    let encoded = codec::encode(&Event::Created(clocked.clone()));
+    assert_eq!(encoded, bytes);
+    assert_eq!(codec::decode(1, &encoded), Ok(Event::Created(clocked)));
 }
 
 #[test]
 fn codec_rejects_damaged_bytes() {
     use codec::DecodeError;
     assert_eq!(codec::decode(2, &[4, 0]), Err(DecodeError::UnknownSchema(2)));
-    assert_eq!(codec::decode(1, &[9]), Err(DecodeError::UnknownTag(9)));
+    assert_eq!(codec::decode(1, &[13]), Err(DecodeError::UnknownTag(13)));
+    assert_eq!(codec::decode(1, &[9]), Err(DecodeError::Truncated(1)));
+    assert_eq!(
+        codec::decode(1, &[10, 5]),
+        Err(DecodeError::Invalid { what: "seat", at: 1 })
+    );
     assert_eq!(codec::decode(1, &[3, 0, 0]), Err(DecodeError::Truncated(3)));
     assert_eq!(codec::decode(1, &[4, 0, 0]), Err(DecodeError::TrailingBytes(1)));
     assert_eq!(
@@ -234,6 +276,7 @@ fn the_shuffle_is_frozen() {
         players: vec!["A".into(), "B".into()],
         tiles: None,
         seed: Some(Seed::from_u64(42)),
+        time_control: None,
     };
     let mut game = Game::new(setup);
     let mut first = Vec::new();
@@ -266,6 +309,7 @@ fn the_river_shuffle_is_frozen() {
         players: vec!["A".into(), "B".into()],
         tiles: None,
         seed: Some(Seed::from_u64(42)),
+        time_control: None,
     };
     let game = Game::new(setup);
     let order: Vec<&str> = game.order.0.iter().map(|t| t.name()).collect();
@@ -370,6 +414,7 @@ fn every_combination_keeps_its_invariants_at_every_decision() {
                 players: (0..players).map(|i| format!("P{i}")).collect(),
                 tiles: None,
                 seed: Some(Seed::from_u64(100 * c as u64 + seed)),
+                time_control: None,
             };
             let mut game = Game::new(setup.clone());
             let mut events = vec![Event::Created(setup)];

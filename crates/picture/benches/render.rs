@@ -34,6 +34,7 @@ fn finished_game(players: usize, seed: u64) -> (Game, Vec<Event>) {
         players: (0..players).map(|i| format!("Bot {i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     };
     let mut game = Game::new(setup.clone());
     let mut events = vec![Event::Created(setup)];

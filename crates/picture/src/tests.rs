@@ -461,6 +461,7 @@ fn the_setup_tiles_are_counted_as_the_engine_lays_them() {
             players: vec!["A".into(), "B".into()],
             tiles: None,
             seed: Some(Seed::from_u64(1)),
+            time_control: None,
         });
         assert_eq!(
             crate::board::setup_tiles(&game),

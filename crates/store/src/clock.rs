@@ -1,12 +1,21 @@
 //! Where event times come from. Injected so that tests are deterministic.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
+
+use tokio::sync::watch;
 
 /// A source of wall-clock time in Unix milliseconds.
 pub trait Clock: Send + Sync {
     /// Milliseconds since the Unix epoch.
     fn now_millis(&self) -> u64;
+
+    /// For a clock whose time does not pass by itself (a test's): a
+    /// receiver that sees every change of its time, so that whoever waits
+    /// for a moment of this clock wakes when it is set. `None` for a clock
+    /// that follows real time: wait for it with a timer.
+    fn changes(&self) -> Option<watch::Receiver<u64>> {
+        None
+    }
 }
 
 /// The system clock.
@@ -24,28 +33,38 @@ impl Clock for SystemClock {
 }
 
 /// A clock that only moves when told to, for tests.
-#[derive(Debug, Default)]
-pub struct ManualClock(AtomicU64);
+#[derive(Debug)]
+pub struct ManualClock(watch::Sender<u64>);
 
 impl ManualClock {
     /// A clock standing at `millis`.
     pub fn new(millis: u64) -> Self {
-        ManualClock(AtomicU64::new(millis))
+        ManualClock(watch::Sender::new(millis))
     }
 
     /// Moves the clock forward.
     pub fn advance(&self, millis: u64) {
-        self.0.fetch_add(millis, Ordering::Relaxed);
+        self.0.send_modify(|now| *now += millis);
     }
 
     /// Sets the clock.
     pub fn set(&self, millis: u64) {
-        self.0.store(millis, Ordering::Relaxed);
+        self.0.send_replace(millis);
+    }
+}
+
+impl Default for ManualClock {
+    fn default() -> Self {
+        ManualClock::new(0)
     }
 }
 
 impl Clock for ManualClock {
     fn now_millis(&self) -> u64 {
-        self.0.load(Ordering::Relaxed)
+        *self.0.borrow()
+    }
+
+    fn changes(&self) -> Option<watch::Receiver<u64>> {
+        Some(self.0.subscribe())
     }
 }

@@ -80,11 +80,16 @@ fn index_from(from: u64) -> usize {
 }
 
 impl EventStore for MemoryStore {
-    fn write(
+    fn now_millis(&self) -> u64 {
+        self.clock.now_millis()
+    }
+
+    fn write_at(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
+        time_millis: u64,
         events: &[NewEvent],
     ) -> Result<Written> {
         chain::check_batch(game, request_id, events)?;
@@ -102,7 +107,6 @@ impl EventStore for MemoryStore {
                 actual: head.last_seq,
             });
         }
-        let time_millis = self.clock.now_millis();
         let built = chain::build(game, request_id, head, first_position, time_millis, events);
         let appended = Appended {
             first_seq: head.last_seq + 1,

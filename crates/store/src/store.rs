@@ -27,21 +27,43 @@ pub const MAX_READ_LIMIT: usize = 10_000;
 /// show an event once its append has been acknowledged (or is about to be),
 /// never one a crash could still take back.
 pub trait EventStore: Send + Sync {
-    /// Appends `events` to `game`, all or none, if the game's last sequence
+    /// Appends `events` to `game`, all or none, stamped with `time_millis`
+    /// (milliseconds since the Unix epoch), if the game's last sequence
     /// number is still `expected_seq` (0 for a new game); otherwise fails
     /// with [`StoreError::Conflict`] and writes nothing. Returns once the
     /// events are written; they are acknowledged once [`Written`] says they
     /// are durable. If `request_id` is not empty and an earlier append to
     /// this game carried it, returns that append (acknowledged once it is
-    /// durable) and writes nothing, whatever `expected_seq` and `events`
-    /// say.
+    /// durable) and writes nothing, whatever `expected_seq`, the time and
+    /// `events` say.
+    ///
+    /// The time is the caller's: a server that decides by time (a
+    /// deadline) stores the very time it decided at. The store checks
+    /// nothing about it.
+    fn write_at(
+        &self,
+        game: &GameId,
+        expected_seq: u64,
+        request_id: &RequestId,
+        time_millis: u64,
+        events: &[NewEvent],
+    ) -> Result<Written>;
+
+    /// The time of the store's clock ([`crate::StoreConfig::clock`]), in
+    /// milliseconds since the Unix epoch: what [`EventStore::write`]
+    /// stamps.
+    fn now_millis(&self) -> u64;
+
+    /// [`EventStore::write_at`] the store's clock's time.
     fn write(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
         events: &[NewEvent],
-    ) -> Result<Written>;
+    ) -> Result<Written> {
+        self.write_at(game, expected_seq, request_id, self.now_millis(), events)
+    }
 
     /// [`EventStore::write`], then blocks until the events are durable.
     fn append(

@@ -189,6 +189,7 @@ impl Record {
             players: self.players.clone(),
             tiles: self.tiles.clone(),
             seed: None,
+            time_control: None,
         }
     }
 }

@@ -34,7 +34,7 @@ pub fn is_rule_id(word: &str) -> bool {
         return false;
     };
     let digits = rest.trim_start_matches(|c: char| c.is_ascii_uppercase());
-    ["B", "R", "C", "CD"].contains(&family)
+    ["B", "R", "C", "CD", "T"].contains(&family)
         && !digits.is_empty()
         && digits.chars().all(|c| c.is_ascii_digit())
 }

@@ -94,6 +94,7 @@ impl Case {
             players: (0..self.players).map(|i| format!("P{i}")).collect(),
             tiles: None,
             seed: Some(Seed::from_u64(self.seed)),
+            time_control: None,
         }
     }
 }
@@ -302,6 +303,9 @@ fn absorb(case: Case, game: &Game, effects: &[Effect], ledger: &mut Ledger) {
             }
             Effect::Finished => ledger.finished += 1,
             Effect::Completed(_) | Effect::FollowerReturned { .. } => {}
+            Effect::Out { .. } | Effect::DecidedFor { .. } => {
+                panic!("{case}: {effect:?} in a game that nobody leaves and without a clock")
+            }
         }
     }
 }
@@ -992,6 +996,7 @@ proptest! {
             players: (0..players).map(|i| format!("P{i}")).collect(),
             tiles: Some(tiles.clone()),
             seed: Some(Seed::from_u64(seed)),
+            time_control: None,
         };
         prop_assert_eq!(Game::check_setup(&setup), Ok(()));
         let mut game = Game::new(setup);

@@ -52,6 +52,7 @@ mod errors;
 mod farmers;
 mod river;
 mod seeds;
+mod time;
 
 use carcassonne_engine::*;
 
@@ -248,6 +249,7 @@ pub fn table(bag: &[(&str, u16)]) -> Table {
 pub struct Given {
     rules: Rules,
     players: usize,
+    time_control: Option<TimeControl>,
     turns: Vec<String>,
 }
 
@@ -256,6 +258,7 @@ pub fn given<S: AsRef<str>>(turns: &[S]) -> Given {
     Given {
         rules: Rules::default(),
         players: 2,
+        time_control: None,
         turns: turns.iter().map(|t| t.as_ref().to_string()).collect(),
     }
 }
@@ -268,6 +271,13 @@ impl Given {
 
     pub fn rules(mut self, rules: Rules) -> Given {
         self.rules = rules;
+        self
+    }
+
+    /// Plays with this time control (T-1); every turn at time 0 unless the
+    /// test moves [`Table::now`].
+    pub fn clock(mut self, control: TimeControl) -> Given {
+        self.time_control = Some(control);
         self
     }
 
@@ -313,7 +323,7 @@ impl Given {
                 None => bag.push((k, 1)),
             }
         }
-        Table::new(self.rules, self.players, bag)
+        Table::with_clock(self.rules, self.players, bag, self.time_control)
     }
 
     fn run(self, spare: u16) -> Table {
@@ -329,15 +339,27 @@ impl Given {
 pub struct Table {
     pub game: Game,
     pub effects: Vec<Effect>,
+    /// The time every command is decided and applied at, in ms (T-2).
+    pub now: u64,
 }
 
 impl Table {
     pub fn new(rules: Rules, players: usize, bag: Vec<(TileKind, u16)>) -> Table {
+        Table::with_clock(rules, players, bag, None)
+    }
+
+    pub fn with_clock(
+        rules: Rules,
+        players: usize,
+        bag: Vec<(TileKind, u16)>,
+        time_control: Option<TimeControl>,
+    ) -> Table {
         let setup = Setup {
             rules,
             players: (0..players).map(|i| format!("P{i}")).collect(),
             tiles: Some(bag),
             seed: None,
+            time_control,
         };
         if let Err(err) = Game::check_setup(&setup) {
             panic!("bad setup: {err}");
@@ -345,6 +367,7 @@ impl Table {
         Table {
             game: Game::new(setup),
             effects: Vec::new(),
+            now: 0,
         }
     }
 
@@ -357,7 +380,7 @@ impl Table {
     }
 
     pub fn execute(&mut self, actor: Actor, command: Command) -> Result<Vec<Event>, PlayError> {
-        self.game.execute(actor, &command, &mut self.effects)
+        self.game.execute_at(self.now, actor, &command, &mut self.effects)
     }
 
     pub fn try_draw(&mut self, tile: &str) -> Result<Vec<Event>, PlayError> {

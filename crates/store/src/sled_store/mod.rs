@@ -265,6 +265,7 @@ impl SledStore {
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
+        time_millis: u64,
         events: &[NewEvent],
     ) -> Result<Appended> {
         let mut writer = self.lock_writer();
@@ -286,7 +287,6 @@ impl SledStore {
                 actual: head.last_seq,
             });
         }
-        let time_millis = self.config.clock.now_millis();
         let built = chain::build(game, request_id, head, first_position, time_millis, events);
         let appended = Appended {
             first_seq: head.last_seq + 1,
@@ -421,17 +421,22 @@ fn recover(db: &sled::Db) -> Result<u64> {
 }
 
 impl EventStore for SledStore {
-    fn write(
+    fn write_at(
         &self,
         game: &GameId,
         expected_seq: u64,
         request_id: &RequestId,
+        time_millis: u64,
         events: &[NewEvent],
     ) -> Result<Written> {
         chain::check_batch(game, request_id, events)?;
         // A retried request may find its original append still in flight:
         // it too is acknowledged only once that is durable.
-        Ok(self.pending(self.write_append(game, expected_seq, request_id, events)?))
+        Ok(self.pending(self.write_append(game, expected_seq, request_id, time_millis, events)?))
+    }
+
+    fn now_millis(&self) -> u64 {
+        self.config.clock.now_millis()
     }
 
     fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Written>> {

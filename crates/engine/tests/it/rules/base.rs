@@ -15,6 +15,7 @@ fn seeded(seed: u64) -> Game {
         players: names(2),
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     })
 }
 
@@ -96,6 +97,7 @@ fn b_2_a_game_has_two_to_five_players_each_with_seven_followers() {
         players: names(n),
         tiles: None,
         seed: None,
+        time_control: None,
     };
     for n in [0, 1, 6] {
         assert_eq!(
@@ -381,6 +383,7 @@ fn b_e1_a_bag_without_tiles_ends_the_game_at_once_with_final_scoring() {
                     players: names(3),
                     tiles: Some(tiles.clone()),
                     seed,
+                    time_control: None,
                 };
                 assert_eq!(Game::check_setup(&setup), Ok(()));
                 let mut effects = Vec::new();
@@ -419,6 +422,7 @@ fn b_e1_a_bag_of_only_river_tiles_ends_after_the_river() {
             players: names(2),
             tiles: Some(vec![]),
             seed: Some(Seed::from_u64(7)),
+            time_control: None,
         });
         assert!(!game.is_finished(), "the river's 11 tiles are to play");
         play_out(&mut game);
@@ -441,6 +445,7 @@ fn b_fs1_a_city_of_300_pennants_scores_601() {
             players: names(2),
             tiles: Some(vec![(c, 300)]),
             seed,
+            time_control: None,
         });
         let mut effects = Vec::new();
         game.run_automatic(&mut Vec::new(), &mut effects);

@@ -113,6 +113,7 @@ fn seeded(rules: Rules, seed: u64) -> Game {
         players: vec!["P0".into(), "P1".into()],
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     })
 }
 
@@ -1286,6 +1287,7 @@ fn c_6_c_9_every_count_decision_lists_only_commands_decide_accepts() {
             players: (0..players).map(|i| format!("P{i}")).collect(),
             tiles: None,
             seed: Some(Seed::from_u64(seed)),
+            time_control: None,
         });
         game.run_automatic(&mut Vec::new(), &mut ());
         let mut dice = seed;

@@ -25,6 +25,7 @@ fn seeded_river(seed: u64) -> Game {
         players: vec!["P0".into(), "P1".into()],
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     })
 }
 
@@ -276,6 +277,7 @@ fn random_river_game(seed: u64, rules: Rules) -> (Game, Vec<Effect>) {
         players: vec!["A".into(), "B".into(), "C".into()],
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
+        time_control: None,
     };
     let mut game = Game::new(setup);
     let mut effects = Vec::new();
