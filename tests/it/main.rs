@@ -4,6 +4,7 @@
 
 mod bench_verdict;
 mod cli;
+mod clocks;
 mod edge;
 mod fuzz;
 mod http;
