@@ -670,3 +670,120 @@ async fn every_ending_shows_its_reason_and_ranking_in_every_view() {
     }
     s.server.stop().await;
 }
+
+fn unix_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+/// SIGKILL in the middle of clocked games, a pause, a restart: no seat
+/// loses time for the downtime (T-10), a deadline fires again after the
+/// restart, and the stored events replay to the clocks the live game shows.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_killed_in_the_middle_of_clocked_games_resumes_their_clocks() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("server.log");
+    let data = dir.path().join("data");
+    let served = serve(&data, &log, &[]).unwrap();
+    let mut client = proto::game_service_client::GameServiceClient::connect(served.addr.clone())
+        .await
+        .unwrap();
+    // A: a chess clock, a few moves in. B: 4 s a decision, none made.
+    let fischer = control(60_000, 0, 0, proto::TimeoutRule::Forfeit);
+    let (a, a_tokens) = create(&mut client, clocked_request("restart-a", 2, 1, fischer)).await;
+    play(&mut client, &a, &a_tokens, 3).await;
+    let (b, _) = create(
+        &mut client,
+        clocked_request("restart-b", 2, 2, per_decision(4_000)),
+    )
+    .await;
+    // Let the heartbeat pass and the clocks run a little.
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let before_a = game(&mut client, &a).await;
+    let before_b = game(&mut client, &b).await;
+    let killed_at = unix_ms();
+    served.kill();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+
+    let served = serve(&data, &log, &[]).unwrap();
+    let restarted_at = unix_ms();
+    let mut client = proto::game_service_client::GameServiceClient::connect(served.addr.clone())
+        .await
+        .unwrap();
+    let mut watcher = proto::watch_service_client::WatchServiceClient::connect(served.addr.clone())
+        .await
+        .unwrap();
+    for (name, before) in [(&a, &before_a), (&b, &before_b)] {
+        let after = game(&mut client, name).await;
+        assert_eq!(after.version, before.version + 1, "{name}: one resumption");
+        let resumed = events(&mut watcher, name).await.pop().unwrap();
+        let Some(E::Resumed(proto::Resumed { down_since_ms })) = resumed.event else {
+            panic!("{name}: the last event is {resumed:?}");
+        };
+        assert!(
+            (before.clock_time_ms..=killed_at).contains(&down_since_ms),
+            "{name}: down since {down_since_ms}, killed at {killed_at}"
+        );
+        assert!(
+            resumed.time_ms >= restarted_at - 1_000,
+            "{name}: resumed at the restart"
+        );
+        // What the running seat had left when the server died, it has
+        // when the server is back: the deadline moved by the downtime.
+        let had = before.pending.as_ref().unwrap().deadline_ms - killed_at;
+        let has = after.pending.as_ref().unwrap().deadline_ms - after.clock_time_ms;
+        let at_last_event = before.pending.as_ref().unwrap().deadline_ms - before.clock_time_ms;
+        assert!(
+            has >= had,
+            "{name}: lost time: {had} ms before the kill, {has} ms after"
+        );
+        assert!(
+            has <= at_last_event,
+            "{name}: gained more than the time since its last event"
+        );
+        // The stored events give what the live game shows, before and after.
+        assert_eq!(
+            game_at(&mut watcher, name, after.version).await.unwrap(),
+            after,
+            "{name}"
+        );
+        assert_eq!(
+            game_at(&mut watcher, name, before.version).await.unwrap(),
+            *before,
+            "{name}"
+        );
+    }
+    // B's deadline fires again after the restart.
+    let over = wait_for_real(&mut client, &b, Duration::from_secs(10)).await;
+    assert_eq!(ending(&over), Some((proto::EndReason::OutOfTime, 0)));
+    let stored = events(&mut watcher, &b).await;
+    let timeout = timeouts(&stored)[0].time_ms;
+    let resumed = stored[stored.len() - 2].clone();
+    let after_b_deadline = game_at(&mut watcher, &b, resumed.version).await.unwrap();
+    assert!(
+        timeout >= after_b_deadline.pending.unwrap().deadline_ms,
+        "not before its deadline"
+    );
+    let (status, logged) = served.terminate();
+    assert!(status.success(), "{logged}");
+    assert!(logged.contains("clocks resumed after the restart"), "{logged}");
+}
+
+/// Polls GetGame on the real clock until the game is over.
+async fn wait_for_real(
+    client: &mut proto::game_service_client::GameServiceClient<Channel>,
+    name: &str,
+    at_most: Duration,
+) -> proto::Game {
+    let start = std::time::Instant::now();
+    loop {
+        let now = game(client, name).await;
+        if now.ending.is_some() {
+            return now;
+        }
+        assert!(start.elapsed() < at_most, "{name} did not time out: {now:?}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -475,6 +475,15 @@ impl Served {
     }
 }
 
+impl Served {
+    /// SIGKILL: the server stops at once, as in a crash; the log so far.
+    pub fn kill(mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        std::fs::read_to_string(&self.log).unwrap()
+    }
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
         let _ = self.child.kill();
