@@ -142,4 +142,20 @@ echo "== ExportGame"
 exported="$(g -d "{\"name\": \"$name\"}" "$addr" carcassonne.v1.WatchService/ExportGame)"
 grep -q "carcassonne-record/1" <<<"$exported" || fail "ExportGame gave no record: $exported"
 
+echo "== CreateGame with a clock, and a resignation (the README's commands)"
+request_id=$(python3 -c 'import uuid; print(uuid.uuid4())')
+clocked="$(g -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Brun"],
+       "time_control": {"main_ms": 900000, "increment_ms": 5000, "decision_ms": 120000}}' \
+  "$addr" carcassonne.v1.GameService/CreateGame)"
+clocked_name="$(json 'd["game"]["name"]' <<<"$clocked")"
+deadline="$(json 'int(d["game"]["pending"]["deadlineMs"]) - int(d["game"]["clockTimeMs"])' <<<"$clocked")"
+[ "$deadline" = 120000 ] || fail "the first decision's deadline is not 2 minutes away: $clocked"
+[ "$(json 'd["game"]["players"][1]["timeLeftMs"]' <<<"$clocked")" = 900000 ] || fail "no main time: $clocked"
+clocked_token1="$(json 'd["tokens"][1]["token"]' <<<"$clocked")"
+resigned="$(g -H "authorization: Bearer $clocked_token1" \
+  -d '{"name": "'"$clocked_name"'", "expected_version": 2, "request_id": "r1", "action": {"resign": {}}}' \
+  "$addr" carcassonne.v1.GameService/Act)"
+[ "$(json 'd["game"]["ending"]["reason"]' <<<"$resigned")" = END_REASON_RESIGNED ] || fail "no resignation: $resigned"
+[ "$(json 'd["game"]["winners"]' <<<"$resigned")" = "[0]" ] || fail "seat 0 should win: $resigned"
+
 echo "grpcurl walkthrough: ok"
