@@ -49,6 +49,7 @@ use hyper_util::rt::TokioExecutor;
 use tonic::Request;
 use tonic::transport::Channel;
 
+use support::stats::{median, percentile};
 use support::verdict::{P99_SAMPLE, Target};
 use support::{Rng, connect, env};
 
@@ -176,20 +177,6 @@ async fn throughput(url: &str, last: i64, clients: usize, seconds: f64) -> (f64,
     latencies.sort_unstable();
     let median = latencies.get(latencies.len() / 2).copied().unwrap_or(0);
     (latencies.len() as f64 / elapsed, median, latencies.len())
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
-/// Nearest-rank percentile of sorted values.
-fn percentile(sorted: &[i64], p: f64) -> i64 {
-    if sorted.is_empty() {
-        return 0;
-    }
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
 }
 
 /// The first integer string value of `"field":"…"` in `json`.

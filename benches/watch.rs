@@ -46,26 +46,24 @@
 
 mod support;
 
-use std::collections::HashMap;
-use std::io::BufRead as _;
 use std::net::SocketAddr;
-use std::process::{Child, Command, Stdio};
 
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::watch_service_client::WatchServiceClient;
 use carcassonne::proto::watch_service_server::{WatchService, WatchServiceServer};
-use carcassonne::proto::{self, DecisionKind, watch_game_response::Message as W};
+use carcassonne::proto::{self, watch_game_response::Message as W};
 use carcassonne::server::{ServerConfig, serve};
 use carcassonne_store::{Durability, StoreConfig};
 use tokio_stream::StreamExt as _;
-use tonic::metadata::MetadataValue;
 use tonic::transport::Channel;
 
+use support::child::ChildServer;
+use support::games::{create_game, play};
+use support::stats::{median, percentile};
 use support::verdict::{P99_SAMPLE, Target};
-use support::{Rng, connect, env};
+use support::{connect, env};
 use tonic::{Request, Response, Status};
 
 const LATENCY_P99_TARGET: Duration = Duration::from_millis(20);
@@ -103,99 +101,6 @@ impl Settings {
 
 fn unix_micros() -> i64 {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_micros() as i64
-}
-
-/// A created game: its name, version and seat tokens.
-struct Created {
-    name: String,
-    version: i64,
-    tokens: Vec<MetadataValue<tonic::metadata::Ascii>>,
-}
-
-async fn create_game(channel: Channel, request_id: String, seed: u64) -> Created {
-    let mut client = GameServiceClient::new(channel);
-    let created = client
-        .create_game(proto::CreateGameRequest {
-            request_id,
-            players: vec!["Bot 0".to_owned(), "Bot 1".to_owned()],
-            rules: None,
-            seed: Rng(seed).seed(),
-            tiles: Vec::new(),
-            spectator_delay: 0,
-            time_control: None,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let game = created.game.unwrap();
-    Created {
-        name: game.name,
-        version: game.version,
-        tokens: created
-            .tokens
-            .iter()
-            .map(|t| format!("Bearer {}", t.token).parse().unwrap())
-            .collect(),
-    }
-}
-
-/// When each Act returned, by the versions of the events it produced.
-type ActTimes = HashMap<i64, Instant>;
-
-/// Plays `game` with random legal actions until it ends or `max_actions`
-/// were taken, pausing between actions; returns when each Act returned,
-/// by event version, the final version and every Act's latency in
-/// microseconds.
-async fn play(
-    channel: Channel,
-    game: &Created,
-    max_actions: usize,
-    pause: Duration,
-    seed: u64,
-) -> (ActTimes, i64, Vec<i64>) {
-    let mut client = GameServiceClient::new(channel);
-    let mut rng = Rng(seed);
-    let legal = client
-        .get_legal_actions(proto::GetLegalActionsRequest {
-            name: game.name.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let (mut version, mut pending, mut actions) =
-        (legal.version, legal.pending.unwrap_or_default(), legal.actions);
-    let mut times = ActTimes::new();
-    let mut durations = Vec::new();
-    for _ in 0..max_actions {
-        if pending.kind == DecisionKind::Unspecified as i32 {
-            break;
-        }
-        if !pause.is_zero() {
-            tokio::time::sleep(pause).await;
-        }
-        let action = actions[rng.below(actions.len())];
-        let mut request = Request::new(proto::ActRequest {
-            name: game.name.clone(),
-            expected_version: version,
-            request_id: format!("v{version}"),
-            action: Some(action),
-            view: proto::GameView::Basic as i32,
-        });
-        request
-            .metadata_mut()
-            .insert("authorization", game.tokens[pending.seat as usize].clone());
-        let sent = Instant::now();
-        let answer = client.act(request).await.unwrap().into_inner();
-        let returned = Instant::now();
-        durations.push((returned - sent).as_micros() as i64);
-        for v in version + 1..=answer.version {
-            times.insert(v, returned);
-        }
-        version = answer.version;
-        pending = answer.game.and_then(|g| g.pending).unwrap_or_default();
-        actions = answer.legal_actions;
-    }
-    (times, version, durations)
 }
 
 /// What one watcher received: per event, its version, its `time_ms`, and
@@ -250,20 +155,6 @@ async fn watch_to_end(
     received
 }
 
-/// Nearest-rank percentile of sorted values.
-fn percentile<T: Copy + Default>(sorted: &[T], p: f64) -> T {
-    if sorted.is_empty() {
-        return T::default();
-    }
-    let rank = ((p * sorted.len() as f64).ceil() as usize).clamp(1, sorted.len());
-    sorted[rank - 1]
-}
-
-fn median(values: &mut [f64]) -> f64 {
-    values.sort_by(f64::total_cmp);
-    values[values.len() / 2]
-}
-
 struct FanOut {
     watchers: usize,
     events: i64,
@@ -290,7 +181,7 @@ struct FanOut {
 async fn fan_out(settings: &Settings, addr: SocketAddr) -> (FanOut, String) {
     let channels = connect(addr, settings.channels).await;
     let bot = connect(addr, 1).await.remove(0);
-    let game = create_game(bot.clone(), "watched".to_owned(), 7).await;
+    let game = create_game(bot.clone(), "watched".to_owned(), 7, None).await;
     let (ready_tx, mut ready_rx) = tokio::sync::mpsc::channel(settings.watchers);
     let watchers: Vec<_> = (0..settings.watchers)
         .map(|i| {
@@ -494,78 +385,6 @@ async fn replay(settings: &Settings, addr: SocketAddr, name: &str) -> Option<Rep
     })
 }
 
-/// The server binary as a child process, killed when dropped.
-struct ChildServer {
-    child: Child,
-    addr: SocketAddr,
-    _dir: tempfile::TempDir,
-}
-
-impl ChildServer {
-    fn start() -> ChildServer {
-        let dir = tempfile::tempdir().unwrap();
-        let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
-            .args(["serve", "--addr", "127.0.0.1:0", "--data"])
-            .arg(dir.path().join("data"))
-            .env("RUST_LOG", "warn")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let mut line = String::new();
-        std::io::BufReader::new(child.stdout.take().unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        let addr = line
-            .trim()
-            .strip_prefix("listening on ")
-            .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-            .parse()
-            .unwrap();
-        ChildServer {
-            child,
-            addr,
-            _dir: dir,
-        }
-    }
-
-    /// VmRSS in bytes.
-    fn rss(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap();
-        let line = status.lines().find(|l| l.starts_with("VmRSS:")).unwrap();
-        let kib: u64 = line
-            .trim_start_matches("VmRSS:")
-            .trim()
-            .trim_end_matches("kB")
-            .trim()
-            .parse()
-            .unwrap();
-        kib * 1024
-    }
-
-    /// VmRSS once it has stopped moving (the server's tasks have settled).
-    async fn settled_rss(&self) -> u64 {
-        let mut last = self.rss();
-        for _ in 0..20 {
-            tokio::time::sleep(Duration::from_millis(100)).await;
-            let now = self.rss();
-            if now == last {
-                return now;
-            }
-            last = now;
-        }
-        last
-    }
-}
-
-impl Drop for ChildServer {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
 struct Memory {
     watchers: usize,
     game_version: i64,
@@ -609,7 +428,7 @@ async fn memory(settings: &Settings) -> Option<Memory> {
     let channels = connect(server.addr, settings.channels).await;
     // One game, played to about its middle (a watcher holds the folded
     // game, so a game in progress is the honest size).
-    let game = create_game(channels[0].clone(), "memory".to_owned(), 11).await;
+    let game = create_game(channels[0].clone(), "memory".to_owned(), 11, None).await;
     let (_, game_version, _) = play(channels[0].clone(), &game, 70, Duration::ZERO, 0x11).await;
     // One watcher first, so that what every stream needs once is paid.
     let warm = open_watchers(&channels, std::slice::from_ref(&game.name)).await;
@@ -629,6 +448,7 @@ async fn memory(settings: &Settings) -> Option<Memory> {
                     channels[i % channels.len()].clone(),
                     format!("m{i}"),
                     1000 + i as u64,
+                    None,
                 ))
             })
             .collect();

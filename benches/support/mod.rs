@@ -2,6 +2,13 @@
 //! small generator for choices, connections to a server, and the verdict
 //! on a target.
 
+// Each bench uses some of these.
+#[allow(dead_code)]
+pub mod child;
+#[allow(dead_code)]
+pub mod games;
+#[allow(dead_code)]
+pub mod stats;
 pub mod verdict;
 
 use std::net::SocketAddr;

@@ -120,13 +120,11 @@ impl Loaded {
             spectator_delay: opened.spectator_delay,
             seed_sha256: setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default(),
         };
-        // The clocks start with the creation's stored time (T-2).
-        let mut game = Game::new(setup.clone());
-        game.apply_at(&Event::Created(setup), second.time_millis, &mut ());
         Ok(Loaded {
             info,
             opened,
-            game,
+            // The clocks start with the creation's stored time (T-2).
+            game: Game::new_at(setup, second.time_millis),
             version: 2,
         })
     }

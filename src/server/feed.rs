@@ -63,7 +63,7 @@ pub fn update(loaded: &mut Loaded, stored: &StoredEvent) -> Result<Update, ApiEr
             pending: Some(view::pending(game)),
             scores: game.scores().to_vec(),
             time_left_ms: view::times_left(game),
-            ending: game.ending().filter(|_| game.is_finished()).map(view::ending),
+            ending: game.ending().map(view::ending),
         },
     })
 }

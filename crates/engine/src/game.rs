@@ -125,6 +125,12 @@ impl Game {
         Game::created(setup, &mut ())
     }
 
+    /// [`Game::new`] created at `at` (ms since the Unix epoch), when the
+    /// clocks start (T-2): the fold of `Event::Created` stored then.
+    pub fn new_at(setup: Setup, at: u64) -> Game {
+        Game::created_at(setup, at, &mut ())
+    }
+
     /// [`Game::new`], reporting its effects: a game whose bag is empty
     /// from the start (a custom bag of no tiles) has no turn to play, so it
     /// is over at once, final scoring included (B-E1), as a record that
