@@ -166,6 +166,43 @@ fn events_round_trip_through_the_codec() {
             assert_eq!(codec::decode(codec::SCHEMA, &bytes).as_ref(), Ok(event));
         }
     }
+    // The events of time and early ends (T-*), at their extremes.
+    let mut timed = Vec::new();
+    for seat in 0..5 {
+        timed.extend([
+            Event::TimedOut(Seat(seat)),
+            Event::Resigned(Seat(seat)),
+            Event::Aborted(Seat(seat)),
+        ]);
+    }
+    for down_since_ms in [0, 1_800_000_000_000, u64::MAX] {
+        timed.push(Event::Resumed { down_since_ms });
+    }
+    let main = MainTime {
+        initial_ms: 1,
+        increment_ms: MAX_DURATION_MS,
+    };
+    for (main, decision_ms, on_timeout) in [
+        (Some(main), None, OnTimeout::Forfeit),
+        (None, Some(MAX_DURATION_MS), OnTimeout::Auto),
+        (Some(main), Some(1), OnTimeout::Auto),
+    ] {
+        timed.push(Event::Created(Setup {
+            rules: Rules::default().with(Expansion::Count),
+            players: vec!["A".into(), "B".into(), "C".into()],
+            tiles: Some(vec![(TileKind::from_name("V").unwrap(), 3)]),
+            seed: Some(Seed::from_u64(9)),
+            time_control: Some(TimeControl {
+                main,
+                decision_ms,
+                on_timeout,
+            }),
+        }));
+    }
+    for event in &timed {
+        let bytes = codec::encode(event);
+        assert_eq!(codec::decode(codec::SCHEMA, &bytes).as_ref(), Ok(event));
+    }
 }
 
 #[test]
