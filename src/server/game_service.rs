@@ -291,6 +291,8 @@ impl proto::game_service_server::GameService for GameService {
             version: version::of_seq(loaded.version),
             pending: Some(view::pending(&loaded.game)),
             actions: view::actions(&loaded.game),
+            time_left_ms: view::times_left(&loaded.game),
+            clock_time_ms: view::millis(loaded.game.time()),
         }))
     }
 

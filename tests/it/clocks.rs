@@ -390,6 +390,16 @@ async fn clocks_count_exactly_what_each_seat_used_with_increments() {
             "step {step}: the running seat's deadline"
         );
         assert_eq!(after.clock_time_ms, answer.events[0].time_ms, "step {step}");
+        let legal = legal_as(&mut s.client, &name, &tokens[1]).await;
+        assert_eq!(
+            (
+                legal.time_left_ms.iter().map(|&ms| Some(ms)).collect::<Vec<_>>(),
+                legal.clock_time_ms
+            ),
+            (expected.clone(), after.clock_time_ms),
+            "step {step}: GetLegalActions"
+        );
+        assert_eq!(legal.pending.as_ref(), after.pending.as_ref(), "step {step}");
     }
     s.server.stop().await;
 }
