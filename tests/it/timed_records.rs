@@ -344,6 +344,61 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
     ended.server.stop().await;
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clocked_game_exported_at_every_version_verifies_as_in_progress() {
+    // With the Count a turn may have many decisions, and the export must
+    // cut the timeline where it cuts the turns.
+    let (server, clock, _dir) = clocked_server().await;
+    let mut client = server.client().await;
+    let mut w = server.watcher().await;
+    let request = proto::CreateGameRequest {
+        time_control: Some(proto::TimeControl {
+            main_ms: 0,
+            increment_ms: 0,
+            decision_ms: MINUTE_MS,
+            on_timeout: proto::TimeoutRule::Auto as i32,
+        }),
+        ..create_request("timed-running", 2, &[proto::Expansion::Count], 5)
+    };
+    let (name, tokens) = create(&mut client, request).await;
+    let mut kinds = std::collections::HashSet::new();
+    for step in 0.. {
+        let legal = legal_as(&mut client, &name, &tokens[0]).await;
+        if legal.actions.is_empty() {
+            break;
+        }
+        let pending = legal.pending.clone().unwrap();
+        kinds.insert(pending.kind);
+        let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
+        let record = Record::parse(&export.record_json).unwrap();
+        assert!(record.timeline.is_some(), "{}", export.record_json);
+        let replay = record
+            .verify()
+            .unwrap_or_else(|e| panic!("step {step}: {e}\n{}", export.record_json));
+        assert!(!replay.game.is_finished());
+        // Now and then the server times a decision out for its seat (T-7).
+        if step % 9 == 8 {
+            clock.set(pending.deadline_ms as u64);
+            while legal_as(&mut client, &name, &tokens[0]).await.version == legal.version {
+                tokio::time::sleep(Duration::from_millis(5)).await;
+            }
+        } else {
+            clock.advance(1_000);
+            assert!(play_step(&mut client, &name, &tokens, step).await.is_some());
+        }
+    }
+    // The last tile is placed and the final round runs (C-9): the game
+    // runs on with no draw to come.
+    assert!(
+        kinds.contains(&(proto::DecisionKind::FinalRound as i32)),
+        "{kinds:?}"
+    );
+    let export = w.export_game(export_request(&name)).await.unwrap().into_inner();
+    let verified = crate::cli::run_verify(&export.record_json);
+    assert!(verified.starts_with("ok: 71 turns, finished"), "{verified}");
+    server.stop().await;
+}
+
 /// A log with every hash recomputed after its events were changed: a chain
 /// that checks out on its own.
 fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
