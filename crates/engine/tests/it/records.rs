@@ -1020,6 +1020,65 @@ mod timed {
     }
 
     #[test]
+    fn t_7_t_8_a_redeploy_round_taken_by_a_timeout_and_a_resignation() {
+        // Brun deploys a knight to the castle and moves the count to the
+        // market; Ada's E closes CO12's city, so Brun may redeploy onto it
+        // (C-6), but lets his clock run out: the timeout passes for him.
+        let count = Rules::default().with(Expansion::Count);
+        let control = auto(fischer(MINUTE, 5 * SECOND));
+        let mut t = Timed::new(3, count, "U W B E V V", Some(control));
+        t.at(SECOND).place(1, 2, 90).follow(Some("N"));
+        t.at(2 * SECOND).place(1, 3, 0).follow(None);
+        t.act(
+            Actor::Seat(seat(1)),
+            Command::DeployToCarcassonne {
+                quarter: Quarter::Castle,
+                count: Some(Quarter::Market),
+            },
+        );
+        t.at(3 * SECOND).place_first().follow(None);
+        t.at(4 * SECOND).place(2, -1, 270).follow(None);
+        assert_eq!(
+            t.game.pending(),
+            Pending::Redeploy {
+                player: seat(1),
+                placer: seat(0)
+            }
+        );
+        t.time_out();
+        assert_eq!(t.game.pending().player(), Some(seat(1)));
+        // Cid resigns while Brun places his V; the last V is Ada's, and
+        // both pass the final round (C-9).
+        let now = t.game.time() - T0;
+        t.at(now + SECOND).resign(2);
+        t.at(now + 2 * SECOND).place_first().follow(None);
+        t.at(now + 3 * SECOND).place_first().follow(None);
+        t.at(now + 4 * SECOND).pass().at(now + 5 * SECOND).pass();
+        assert!(t.game.is_finished());
+        let (record, _) = t.round_trip();
+        assert_eq!(
+            interruptions(&record),
+            [Interruption::Timeout(seat(1)), Interruption::Resign(seat(2))]
+        );
+        let Turn::Placed(closer) = &record.turns[3] else {
+            panic!("{:?}", record.turns[3]);
+        };
+        assert!(closer.redeploy.is_empty());
+        let to = Target {
+            pos: Pos::new(2, -1),
+            place: Place::from_name("W").unwrap(),
+        };
+        assert_eq!(
+            refused(&record, |r| {
+                if let Turn::Placed(p) = &mut r.turns[3] {
+                    p.redeploy.push(record::Redeploy { player: seat(1), to });
+                }
+            }),
+            "turn 3: T-7: the record redeploys a follower of seat 1 to W at (2,-1), but by then the timeout of seat 1 had decided it"
+        );
+    }
+
+    #[test]
     fn t_8_resignations_round_trip_and_the_last_seat_in_wins_on_fewer_points() {
         let mut t = Timed::new(3, Rules::default(), "W W V B", None);
         // Cid resigns while Ada decides; Ada's thief scores 3 when Brun
@@ -1186,6 +1245,18 @@ mod timed {
                 at(2 * SECOND)
             )
         );
+        // Without a clock too.
+        let mut unclocked = Timed::new(2, Rules::default(), "W W", None);
+        unclocked.at(SECOND).resign(1);
+        assert_eq!(
+            refused(&unclocked.record(), |r| {
+                r.timeline.as_mut().unwrap()[0].at = T0 - 1;
+            }),
+            format!(
+                "turn 0: T-2: timeline[0]: the resignation of seat 1 at {} ms comes before the last event, at {T0} ms: time never goes back",
+                T0 - 1
+            )
+        );
         assert_eq!(
             refused(&record, |r| r.created_at = Some(at(3 * SECOND))),
             format!(
@@ -1345,8 +1416,16 @@ mod timed {
 
     /// A seeded game played to its end by random choices at random times,
     /// with now and then a pause of the server, a resignation, an abort or
-    /// a timeout: its events and their times.
-    fn play_clocked(rules: Rules, players: usize, seed: u64, control: TimeControl) -> Vec<(Event, u64)> {
+    /// a timeout (more often during the Count's decisions, which are
+    /// fewer): its events and their times. `interrupted` gathers the
+    /// decisions that were interrupted.
+    fn play_clocked(
+        rules: Rules,
+        players: usize,
+        seed: u64,
+        control: TimeControl,
+        interrupted: &mut std::collections::BTreeSet<&'static str>,
+    ) -> Vec<(Event, u64)> {
         let setup = Setup {
             rules,
             players: (0..players).map(|i| format!("P{i}")).collect(),
@@ -1368,7 +1447,11 @@ mod timed {
             let now = game.time();
             let deadline = game.deadline().unwrap();
             let thinking = now + below(&mut rng, deadline - now);
-            let roll = rng.below(1000);
+            let counts = matches!(
+                game.pending(),
+                Pending::Redeploy { .. } | Pending::DeployToCarcassonne { .. } | Pending::FinalRound { .. }
+            );
+            let roll = rng.below(1000) / if counts { 4 } else { 1 };
             let (at, actor, command) = if roll < 12 || deadline == now {
                 (
                     deadline + below(&mut rng, 2 * SECOND),
@@ -1396,6 +1479,9 @@ mod timed {
                 let listed = game.legal_commands();
                 (thinking, Actor::Seat(owner), listed[rng.below(listed.len())])
             };
+            if actor != Actor::Seat(owner) || command == Command::Resign {
+                interrupted.insert(game.pending().name());
+            }
             let new = game
                 .execute_at(at, actor, &command, &mut ())
                 .unwrap_or_else(|e| panic!("seed {seed}: {command:?} by {actor} at {at}: {e}"));
@@ -1460,20 +1546,24 @@ mod timed {
     #[test]
     fn records_of_random_clocked_games_verify_and_replay_to_the_same_game() {
         let mut endings = std::collections::BTreeMap::new();
+        let mut interrupted = std::collections::BTreeSet::new();
         for (name, rules) in crate::props::variants() {
             for players in 2..=5 {
                 for seed in crate::props::seeds(3, 40) {
                     let seed = 7000 + seed * 10 + players as u64;
                     let control = controls()[(seed % 4) as usize];
                     let case = format!("{name} rules, {players} players, seed {seed}, {:?}", control);
-                    let events = play_clocked(rules, players, seed, control);
+                    let events = play_clocked(rules, players, seed, control, &mut interrupted);
                     check_record_of(&case, &events, &mut crate::props::XorShift::new(seed));
                     let ending = fold_unseeded(&events).ending().map(Ending::name);
                     *endings.entry(ending).or_insert(0) += 1;
                 }
             }
         }
-        // Every way of ending came up.
+        // Every way of ending came up, and interruptions of every kind of
+        // decision but the rare redeploy (see the test of T-7 with the
+        // Count's redeploy round).
         assert_eq!(endings.len(), 4, "{endings:?}");
+        assert!(interrupted.len() >= 4, "{interrupted:?}");
     }
 }
