@@ -65,7 +65,9 @@ pub struct TimelineEntry {
 pub enum Interruption {
     /// The server timed out this seat's pending decision (T-5).
     Timeout(Seat),
+    /// This seat resigned (T-8).
     Resign(Seat),
+    /// This seat aborted the game (T-9).
     Abort(Seat),
     /// The server was down from this time until the entry's (T-10).
     Resume {
