@@ -7,7 +7,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use carcassonne_engine::record::{Record, RecordError, Replay};
-use carcassonne_engine::{Actor, Effect, Event, Game, Rules, ScoreChange, Scored, Seed, Setup, render};
+use carcassonne_engine::{
+    Actor, Effect, Ending, Event, Game, Rules, ScoreChange, Scored, Seed, Setup, render,
+};
 use serde_json::{Value, json};
 
 use crate::text::counted;
@@ -37,7 +39,8 @@ pub struct DemoArgs {
 pub struct ScoreArgs {
     /// The record to score; `-` reads standard input.
     file: String,
-    /// Print a JSON object: `scores` in seat order, `finished`, and the
+    /// Print a JSON object: `scores` in seat order, `finished`, how the
+    /// game ended (`ending`, `ending_seat`) and its `ranks`, and the
     /// breakdown by feature and rule.
     #[arg(long)]
     json: bool,
@@ -90,15 +93,15 @@ fn load(file: &str, check_claim: bool) -> anyhow::Result<Result<(Record, Replay)
 pub fn verify(args: &VerifyArgs) -> anyhow::Result<ExitCode> {
     match load(&args.file, true)? {
         Ok((record, replay)) => {
-            let state = if replay.game.is_finished() {
-                "finished"
-            } else {
-                "in progress"
-            };
+            let game = &replay.game;
+            let ranks = ranks_shown(game)
+                .map(|ranks| format!(", ranks {ranks:?}"))
+                .unwrap_or_default();
             emit(&format!(
-                "ok: {} turns, {state}, scores {:?}\n",
+                "ok: {} turns, {}{ranks}, scores {:?}\n",
                 record.turns.len(),
-                replay.game.scores()
+                state(game, |seat| format!("seat {seat}")),
+                game.scores()
             ))?;
             Ok(ExitCode::SUCCESS)
         }
@@ -130,6 +133,26 @@ pub fn score(args: &ScoreArgs) -> anyhow::Result<ExitCode> {
         emit(&score_text(&record.players, &replay))?;
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Whether the game runs or is over, and how it ended when that was
+/// early: `finished (seat 1 resigned)`; `name` names a seat.
+fn state(game: &Game, name: impl Fn(u8) -> String) -> String {
+    match game.ending() {
+        None => "in progress".to_owned(),
+        Some(Ending::Normal) => "finished".to_owned(),
+        Some(Ending::OutOfTime(seat)) => format!("finished ({} ran out of time)", name(seat.0)),
+        Some(Ending::Resigned(seat)) => format!("finished ({} resigned)", name(seat.0)),
+        Some(Ending::Aborted(seat)) => format!("finished (aborted by {})", name(seat.0)),
+    }
+}
+
+/// The ranking, where it says more than the scores: once a seat went out
+/// (T-11). A game that ended normally with every seat in ranks by score.
+fn ranks_shown(game: &Game) -> Option<Vec<u8>> {
+    let someone_out =
+        (0..game.players() as u8).any(|s| game.out_reason(carcassonne_engine::Seat(s)).is_some());
+    game.ranking().filter(|_| someone_out)
 }
 
 fn scored(replay: &Replay) -> impl Iterator<Item = (usize, &ScoreChange)> {
@@ -167,6 +190,9 @@ pub fn score_json(record: &Record, replay: &Replay) -> Value {
         "players": record.players,
         "scores": game.scores(),
         "finished": game.is_finished(),
+        "ending": game.ending().map(Ending::name),
+        "ending_seat": game.ending().and_then(Ending::seat).map(|s| s.0),
+        "ranks": game.ranking(),
         "turns": record.turns.len(),
         "by_rule": by_rule,
         "breakdown": breakdown,
@@ -211,15 +237,16 @@ pub fn score_text(players: &[String], replay: &Replay) -> String {
     for (name, score) in players.iter().zip(game.scores()) {
         out += &format!("{name:width$}  {score:>4}\n");
     }
-    let state = if game.is_finished() {
-        "finished"
-    } else {
-        "in progress"
-    };
+    let name = |seat: u8| players.get(usize::from(seat)).cloned().unwrap_or_default();
     out += &format!(
-        "{state} after {}\n\nbreakdown:\n",
+        "{} after {}\n",
+        state(game, name),
         counted(u32::from(game.draws()), "turn")
     );
+    if let Some(ranks) = ranks_shown(game) {
+        out += &format!("ranks {ranks:?}\n");
+    }
+    out += "\nbreakdown:\n";
     for (turn, c) in scored(replay) {
         let who: Vec<&str> = c
             .players

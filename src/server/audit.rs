@@ -2,7 +2,7 @@
 //! game its event log with the hash chain and the seed), and verifying what
 //! an export gives, independently of the store it came from.
 
-use carcassonne_engine::record::{Record, RecordError, Replay, Turn};
+use carcassonne_engine::record::{Interruption, Record, RecordError, Replay, TimelineEntry, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 
@@ -24,19 +24,16 @@ pub fn export(
     let finished = now.game.is_finished();
     let visible = audience::visible_version(Audience::of(token, &now)?, &now);
     let stored = games.store().read_game(id, 1).map_err(store_error)?;
-    let events = stored
-        .iter()
-        .filter(|e| (2..=visible).contains(&e.seq))
-        .map(engine_event)
-        .collect::<Result<Vec<Event>, String>>()
-        .map_err(ApiError::Corrupt)?;
+    // Event 2 is the creation: its time is the record's `created_at`.
+    let events =
+        timed_events(stored.iter().filter(|e| (2..=visible).contains(&e.seq))).map_err(ApiError::Corrupt)?;
     let events = if finished {
         &events[..]
     } else {
         complete_turns(&events)?
     };
     let record =
-        Record::from_events(events).ok_or_else(|| ApiError::Corrupt("no creation event".to_owned()))?;
+        Record::from_timed_events(events).ok_or_else(|| ApiError::Corrupt("no creation event".to_owned()))?;
     let (log, seed) = match (finished, now.game.setup().seed) {
         (true, Some(seed)) => (stored.iter().map(stored_view).collect(), seed.to_hex()),
         _ => (Vec::new(), String::new()),
@@ -48,19 +45,25 @@ pub fn export(
     })
 }
 
+/// Stored engine events with the times they were stored at.
+fn timed_events<'a>(stored: impl Iterator<Item = &'a StoredEvent>) -> Result<Vec<(Event, u64)>, String> {
+    stored.map(|e| Ok((engine_event(e)?, e.time_millis))).collect()
+}
+
 /// The events of a running game up to the end of its last complete turn:
 /// a record has no half turns, so a tile drawn but not yet placed, or a
 /// turn whose decisions are still being made, is left out (and with the
 /// Count, the last turn while the final round runs: a record whose turns
-/// use up the bag is a finished game). The result verifies as a game in
-/// progress, and shows no draw of a turn still being played.
-fn complete_turns(events: &[Event]) -> Result<&[Event], ApiError> {
-    let Some(Event::Created(setup)) = events.first() else {
+/// use up the bag is a finished game), and so is every timeout,
+/// resignation or resumption stored since. The result verifies as a game
+/// in progress, and shows no draw of a turn still being played.
+fn complete_turns(events: &[(Event, u64)]) -> Result<&[(Event, u64)], ApiError> {
+    let Some((Event::Created(setup), _)) = events.first() else {
         return Err(ApiError::Corrupt("no creation event".to_owned()));
     };
     let mut game = carcassonne_engine::Game::new(setup.clone());
     let mut end = 1;
-    for (i, event) in events.iter().enumerate().skip(1) {
+    for (i, (event, _)) in events.iter().enumerate().skip(1) {
         game.apply(event);
         // Waiting for the next draw: every turn so far is complete.
         if matches!(game.pending(), Pending::Draw { .. }) {
@@ -137,13 +140,30 @@ pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
     }
 }
 
-/// Compares a record with the record of an event log: the setup, then
-/// every turn, then the final round. The first difference names its turn.
+/// Compares a record with the record of an event log: the setup and the
+/// clocks, then every turn, the final round, the timeline and the result
+/// the record claims. The first difference names its turn, or its field.
 fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
     if (record.rules, &record.players, &record.tiles) != (log.rules, &log.players, &log.tiles) {
         return Err(Problem::event(
             0,
             "the record's rules, players or bag are not the event log's",
+        ));
+    }
+    if record.time_control != log.time_control {
+        return Err(Problem::event(
+            0,
+            "time_control: the record's time control is not the event log's",
+        ));
+    }
+    if record.created_at != log.created_at {
+        return Err(Problem::event(
+            0,
+            format!(
+                "created_at: the record has {}, the event log {}",
+                or_none(record.created_at),
+                or_none(log.created_at)
+            ),
         ));
     }
     let turns = record.turns.len().max(log.turns.len());
@@ -166,7 +186,64 @@ fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
             "the record's final round is not the event log's",
         ));
     }
+    let (ours, theirs) = (
+        record.timeline.as_deref().unwrap_or_default(),
+        log.timeline.as_deref().unwrap_or_default(),
+    );
+    for i in 0..ours.len().max(theirs.len()) {
+        let (a, b) = (ours.get(i), theirs.get(i));
+        if a != b {
+            return Err(Problem::event(
+                0,
+                format!(
+                    "timeline[{i}]: the record has {}, the event log {}",
+                    describe_entry(a),
+                    describe_entry(b)
+                ),
+            ));
+        }
+    }
+    if record.timeline.is_some() != log.timeline.is_some() {
+        return Err(Problem::event(
+            0,
+            "timeline: the record and the event log do not both have one",
+        ));
+    }
+    // A result left out claims nothing; verification checked a claimed one
+    // against the record's own turns.
+    if let Some(claimed) = &record.result
+        && Some(claimed) != log.result.as_ref()
+    {
+        return Err(Problem::event(
+            turns as i64,
+            format!(
+                "result: the record claims {claimed}, the event log gives {}",
+                log.result
+                    .as_ref()
+                    .map_or_else(|| "a game in progress".to_owned(), ToString::to_string)
+            ),
+        ));
+    }
     Ok(())
+}
+
+fn or_none(ms: Option<u64>) -> String {
+    ms.map_or_else(|| "none".to_owned(), |ms| format!("{ms} ms"))
+}
+
+/// A timeline entry in a few words, for a difference between a record and
+/// a log.
+fn describe_entry(entry: Option<&TimelineEntry>) -> String {
+    let Some(entry) = entry else {
+        return "no such entry".to_owned();
+    };
+    match entry.interruption {
+        None => format!("a decision at {} ms", entry.at),
+        Some(Interruption::Resume { down_since_ms }) => {
+            format!("a resumption at {} ms (down since {down_since_ms} ms)", entry.at)
+        }
+        Some(interruption) => format!("{interruption} at {} ms", entry.at),
+    }
 }
 
 /// A turn in a few words, for a difference between a record and a log.
@@ -174,6 +251,7 @@ fn describe(turn: Option<&Turn>) -> String {
     match turn {
         None => "no such turn".to_owned(),
         Some(Turn::Discarded { tile }) => format!("{tile} discarded"),
+        Some(Turn::Abandoned { tile }) => format!("{tile} abandoned"),
         Some(Turn::Placed(p)) => {
             let follower = p.follower.map(|f| format!(", follower {f}")).unwrap_or_default();
             let count = if p.redeploy.is_empty() && p.carcassonne.is_none() {
@@ -299,10 +377,6 @@ fn verify_log(
             "the event log stops before the end of the game",
         ));
     }
-    let events = stored[1..]
-        .iter()
-        .map(engine_event)
-        .collect::<Result<Vec<Event>, String>>()
-        .map_err(|e| Problem::event(0, e))?;
-    Record::from_events(&events).ok_or_else(|| Problem::event(2, "event 2 is not the creation"))
+    let events = timed_events(stored[1..].iter()).map_err(|e| Problem::event(0, e))?;
+    Record::from_timed_events(&events).ok_or_else(|| Problem::event(2, "event 2 is not the creation"))
 }

@@ -14,5 +14,6 @@ mod secrecy;
 mod server;
 mod storage;
 mod support;
+mod timed_records;
 mod viewer;
 mod watch;

@@ -1,15 +1,20 @@
 //! The JSON shape of a record: parsed into validated types (with the JSON
-//! path of the first problem), and written back one turn per line.
+//! path of the first problem), and written back one turn (and one timeline
+//! entry) per line.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Deploy, FORMAT, FinalMove, Placed, Record, RecordError, Redeploy, Turn};
+use super::{
+    Deploy, FORMAT, FinalMove, Interruption, Outcome, Placed, Record, RecordError, Redeploy, TimelineEntry,
+    Turn,
+};
+use crate::clock::{MainTime, OnTimeout, TimeControl};
 use crate::game::{Game, is_land};
 use crate::geometry::{Place, Pos, Rotation};
-use crate::model::{MAX_BAG, MAX_COORDINATE, MAX_PLAYERS, Quarter, Seat, Setup, Target};
+use crate::model::{Ending, MAX_BAG, MAX_COORDINATE, MAX_PLAYERS, Quarter, Seat, Setup, Target};
 use crate::rules::{Expansion, Farmers, Rules, SmallCity};
 use crate::tiles::TileKind;
 
@@ -22,11 +27,58 @@ struct RawRecord {
     players: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     tiles: Option<BTreeMap<String, u16>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    time_control: Option<RawTimeControl>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    created_at: Option<u64>,
     turns: Vec<RawTurn>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     final_round: Option<Vec<RawFinalMove>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    timeline: Option<Vec<RawEntry>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     final_scores: Option<Vec<u32>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    result: Option<RawResult>,
+}
+
+/// Durations in ms; an absent or zero `main_ms` or `decision_ms` is none.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTimeControl {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    main_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    increment_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    decision_ms: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    on_timeout: Option<String>,
+}
+
+/// A decision (`at` alone) or one interruption at `at`.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEntry {
+    at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    timeout: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resign: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    abort: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    resume: Option<u64>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawResult {
+    ending: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    seat: Option<u8>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    ranks: Option<Vec<u8>>,
 }
 
 #[derive(Debug, Serialize, Deserialize)]
@@ -75,6 +127,8 @@ struct RawTurn {
     follower: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     discarded: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    abandoned: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     redeploy: Option<Vec<RawRedeploy>>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -170,6 +224,24 @@ impl Record {
                     .collect::<Result<Vec<_>, _>>()?,
             ),
         };
+        let time_control = raw.time_control.map(parse_time_control).transpose()?;
+        if time_control.is_some() && raw.timeline.is_none() {
+            return Err(RecordError::shape("$.timeline", "required with a time_control"));
+        }
+        if raw.timeline.is_some() && raw.created_at.is_none() {
+            return Err(RecordError::shape("$.created_at", "required with a timeline"));
+        }
+        let timeline = raw
+            .timeline
+            .map(|entries| {
+                entries
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, e)| parse_entry(i, e, &seat))
+                    .collect::<Result<Vec<_>, _>>()
+            })
+            .transpose()?;
+        let result = raw.result.map(|r| parse_result(r, &seat)).transpose()?;
         let record = Record {
             rules,
             players: raw.players,
@@ -177,6 +249,10 @@ impl Record {
             turns,
             final_round,
             final_scores: raw.final_scores,
+            time_control,
+            created_at: raw.created_at,
+            timeline,
+            result,
         };
         Game::check_setup(&record.setup())?;
         Ok(record)
@@ -189,9 +265,107 @@ impl Record {
             players: self.players.clone(),
             tiles: self.tiles.clone(),
             seed: None,
-            time_control: None,
+            time_control: self.time_control,
         }
     }
+}
+
+/// The figures themselves are checked with the setup (T-1).
+fn parse_time_control(raw: RawTimeControl) -> Result<TimeControl, RecordError> {
+    let present = |ms: Option<u64>| ms.filter(|&ms| ms > 0);
+    let increment_ms = raw.increment_ms.unwrap_or(0);
+    let main = match present(raw.main_ms) {
+        Some(initial_ms) => Some(MainTime {
+            initial_ms,
+            increment_ms,
+        }),
+        None if increment_ms > 0 => {
+            return Err(RecordError::shape(
+                "$.time_control.increment_ms",
+                "an increment needs a main time (main_ms)",
+            ));
+        }
+        None => None,
+    };
+    let on_timeout = match raw.on_timeout.as_deref() {
+        None => OnTimeout::default(),
+        Some(name) => OnTimeout::from_name(name).ok_or_else(|| {
+            RecordError::shape(
+                "$.time_control.on_timeout",
+                format!("expected \"forfeit\" or \"auto\", found {name:?}"),
+            )
+        })?,
+    };
+    Ok(TimeControl {
+        main,
+        decision_ms: present(raw.decision_ms),
+        on_timeout,
+    })
+}
+
+fn parse_entry(i: usize, raw: RawEntry, seat: &SeatCheck) -> Result<TimelineEntry, RecordError> {
+    let path = |field: &str| format!("$.timeline[{i}].{field}");
+    let mut interruptions = Vec::with_capacity(1);
+    if let Some(s) = raw.timeout {
+        interruptions.push(Interruption::Timeout(seat(path("timeout"), s)?));
+    }
+    if let Some(s) = raw.resign {
+        interruptions.push(Interruption::Resign(seat(path("resign"), s)?));
+    }
+    if let Some(s) = raw.abort {
+        interruptions.push(Interruption::Abort(seat(path("abort"), s)?));
+    }
+    if let Some(down_since_ms) = raw.resume {
+        interruptions.push(Interruption::Resume { down_since_ms });
+    }
+    if interruptions.len() > 1 {
+        return Err(RecordError::shape(
+            format!("$.timeline[{i}]"),
+            "expected at most one of \"timeout\", \"resign\", \"abort\" and \"resume\"",
+        ));
+    }
+    Ok(TimelineEntry {
+        at: raw.at,
+        interruption: interruptions.pop(),
+    })
+}
+
+fn parse_result(raw: RawResult, seat: &SeatCheck) -> Result<Outcome, RecordError> {
+    let named_seat = || {
+        raw.seat
+            .ok_or_else(|| RecordError::shape("$.result.seat", "missing field"))
+            .and_then(|s| seat("$.result.seat".to_owned(), s))
+    };
+    let ending = match raw.ending.as_str() {
+        "normal" if raw.seat.is_some() => {
+            return Err(RecordError::shape(
+                "$.result.seat",
+                "a normal ending names no seat",
+            ));
+        }
+        "normal" => Ending::Normal,
+        "out_of_time" => Ending::OutOfTime(named_seat()?),
+        "resigned" => Ending::Resigned(named_seat()?),
+        "aborted" => Ending::Aborted(named_seat()?),
+        other => {
+            return Err(RecordError::shape(
+                "$.result.ending",
+                format!("expected \"normal\", \"out_of_time\", \"resigned\" or \"aborted\", found {other:?}"),
+            ));
+        }
+    };
+    let ranks = match (ending, raw.ranks) {
+        (Ending::Aborted(_), Some(_)) => {
+            return Err(RecordError::shape(
+                "$.result.ranks",
+                "an aborted game has no ranking",
+            ));
+        }
+        (Ending::Aborted(_), None) => None,
+        (_, None) => return Err(RecordError::shape("$.result.ranks", "missing field")),
+        (_, ranks) => ranks,
+    };
+    Ok(Outcome { ending, ranks })
 }
 
 fn parse_rules(raw: &RawRules) -> Result<Rules, RecordError> {
@@ -297,12 +471,32 @@ fn parse_turn(i: usize, raw: RawTurn, count: bool, seat: &SeatCheck) -> Result<T
             ));
         }
     }
+    if raw.abandoned == Some(true) {
+        for (field, present) in [
+            ("x", raw.x.is_some()),
+            ("y", raw.y.is_some()),
+            ("rotation", raw.rotation.is_some()),
+            ("follower", raw.follower.is_some()),
+            ("discarded", raw.discarded.is_some()),
+            ("redeploy", raw.redeploy.is_some()),
+            ("carcassonne", raw.carcassonne.is_some()),
+        ] {
+            if present {
+                return Err(RecordError::shape(
+                    path(field),
+                    "an abandoned tile has no placement",
+                ));
+            }
+        }
+        return Ok(Turn::Abandoned { tile });
+    }
     if raw.discarded == Some(true) {
         for (field, present) in [
             ("x", raw.x.is_some()),
             ("y", raw.y.is_some()),
             ("rotation", raw.rotation.is_some()),
             ("follower", raw.follower.is_some()),
+            ("abandoned", raw.abandoned.is_some()),
             ("redeploy", raw.redeploy.is_some()),
             ("carcassonne", raw.carcassonne.is_some()),
         ] {
@@ -407,17 +601,62 @@ impl Record {
                 .collect();
             let _ = writeln!(out, "  \"tiles\": {{{}}},", body.join(", "));
         }
+        if let Some(control) = &self.time_control {
+            let _ = writeln!(out, "  \"time_control\": {},", json(&raw_time_control(control)));
+        }
+        if let Some(created_at) = self.created_at {
+            let _ = writeln!(out, "  \"created_at\": {created_at},");
+        }
         out.push_str("  \"turns\": [");
         write_lines(&mut out, self.turns.iter().map(|t| json(&raw_turn(t))));
         if let Some(moves) = &self.final_round {
             out.push_str(",\n  \"final_round\": [");
             write_lines(&mut out, moves.iter().map(|m| json(&raw_final_move(m))));
         }
+        if let Some(timeline) = &self.timeline {
+            out.push_str(",\n  \"timeline\": [");
+            write_lines(&mut out, timeline.iter().map(|e| json(&raw_entry(e))));
+        }
         if let Some(scores) = &self.final_scores {
             let _ = write!(out, ",\n  \"final_scores\": {}", json(scores));
         }
+        if let Some(result) = &self.result {
+            let _ = write!(out, ",\n  \"result\": {}", json(&raw_result(result)));
+        }
         out.push_str("\n}\n");
         out
+    }
+}
+
+fn raw_time_control(control: &TimeControl) -> RawTimeControl {
+    RawTimeControl {
+        main_ms: control.main.map(|m| m.initial_ms),
+        increment_ms: control.main.map(|m| m.increment_ms),
+        decision_ms: control.decision_ms,
+        on_timeout: Some(control.on_timeout.name().to_owned()),
+    }
+}
+
+fn raw_entry(entry: &TimelineEntry) -> RawEntry {
+    let mut raw = RawEntry {
+        at: entry.at,
+        ..RawEntry::default()
+    };
+    match entry.interruption {
+        None => {}
+        Some(Interruption::Timeout(seat)) => raw.timeout = Some(seat.0),
+        Some(Interruption::Resign(seat)) => raw.resign = Some(seat.0),
+        Some(Interruption::Abort(seat)) => raw.abort = Some(seat.0),
+        Some(Interruption::Resume { down_since_ms }) => raw.resume = Some(down_since_ms),
+    }
+    raw
+}
+
+fn raw_result(outcome: &Outcome) -> RawResult {
+    RawResult {
+        ending: outcome.ending.name().to_owned(),
+        seat: outcome.ending.seat().map(|s| s.0),
+        ranks: outcome.ranks.clone(),
     }
 }
 
@@ -438,6 +677,11 @@ fn raw_turn(turn: &Turn) -> RawTurn {
             discarded: Some(true),
             ..RawTurn::default()
         },
+        Turn::Abandoned { tile } => RawTurn {
+            tile: tile.name().to_owned(),
+            abandoned: Some(true),
+            ..RawTurn::default()
+        },
         Turn::Placed(p) => RawTurn {
             tile: p.tile.name().to_owned(),
             x: Some(p.pos.x),
@@ -445,6 +689,7 @@ fn raw_turn(turn: &Turn) -> RawTurn {
             rotation: Some(i64::from(p.rotation.degrees())),
             follower: p.follower.map(|f| f.name().to_owned()),
             discarded: None,
+            abandoned: None,
             redeploy: (!p.redeploy.is_empty()).then(|| {
                 p.redeploy
                     .iter()

@@ -5,17 +5,21 @@
 //!   and the engine: the raw shape becomes validated types there and
 //!   nowhere else.
 //! - `replay`: playing a record through the rules (with the turn index and
-//!   rule id of the first illegal turn), and writing a game's events back
-//!   as a record.
+//!   rule id of the first illegal turn), and the checks of its claims.
+//! - `write`: a game's events (and their times) written back as a record.
 
 mod json;
 mod replay;
+mod write;
+
+use std::fmt;
 
 pub use replay::Replay;
 
+use crate::clock::TimeControl;
 use crate::geometry::{Place, Pos, Rotation};
-use crate::model::{PlayError, Quarter, Seat, SetupError, Target};
-use crate::rules::{RuleId, Rules};
+use crate::model::{Ending, PlayError, Quarter, Seat, SetupError, Target};
+use crate::rules::{RuleId, Rules, id};
 use crate::tiles::TileKind;
 
 /// The `format` of every record this module reads and writes.
@@ -33,6 +37,76 @@ pub struct Record {
     pub final_round: Option<Vec<FinalMove>>,
     /// The scores the record claims, checked by [`Record::verify`].
     pub final_scores: Option<Vec<u32>>,
+    /// The game's time control (T-1); with one, `timeline` is required.
+    pub time_control: Option<TimeControl>,
+    /// When the game was created, in ms since the Unix epoch: the first
+    /// decision's clock starts there (T-2). Required with a `timeline`.
+    pub created_at: Option<u64>,
+    /// The time of every decision and every interruption (timeouts,
+    /// resignations, aborts, resumptions), in the order they were stored.
+    pub timeline: Option<Vec<TimelineEntry>>,
+    /// How the game ended, as the record claims it; checked by
+    /// [`Record::verify`].
+    pub result: Option<Outcome>,
+}
+
+/// One entry of a record's timeline: a decision that `turns` or
+/// `final_round` describe, or an interruption, at its time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimelineEntry {
+    /// Ms since the Unix epoch.
+    pub at: u64,
+    /// `None`: the next decision of the turns, in order.
+    pub interruption: Option<Interruption>,
+}
+
+/// What happened between decisions (T-5, T-8, T-9, T-10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// The server timed out this seat's pending decision (T-5).
+    Timeout(Seat),
+    /// This seat resigned (T-8).
+    Resign(Seat),
+    /// This seat aborted the game (T-9).
+    Abort(Seat),
+    /// The server was down from this time until the entry's (T-10).
+    Resume {
+        down_since_ms: u64,
+    },
+}
+
+impl fmt::Display for Interruption {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Interruption::Timeout(seat) => write!(f, "the timeout of {seat}"),
+            Interruption::Resign(seat) => write!(f, "the resignation of {seat}"),
+            Interruption::Abort(seat) => write!(f, "the abort by {seat}"),
+            Interruption::Resume { down_since_ms } => {
+                write!(f, "the resumption after a downtime from {down_since_ms} ms")
+            }
+        }
+    }
+}
+
+/// How a game ended and its ranking (T-11), as a record claims them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcome {
+    pub ending: Ending,
+    /// Each seat's rank, 1 the best; `None` for an aborted game.
+    pub ranks: Option<Vec<u8>>,
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.ending.name())?;
+        if let Some(seat) = self.ending.seat() {
+            write!(f, " ({seat})")?;
+        }
+        if let Some(ranks) = &self.ranks {
+            write!(f, ", ranks {ranks:?}")?;
+        }
+        Ok(())
+    }
 }
 
 /// One drawn tile and what became of it.
@@ -43,6 +117,11 @@ pub enum Turn {
         tile: TileKind,
     },
     Placed(Placed),
+    /// The tile was never placed: its player went out first, and it left
+    /// the game (T-6), or the game ended first (T-6, T-9).
+    Abandoned {
+        tile: TileKind,
+    },
 }
 
 /// A placed tile and the decisions of its turn.
@@ -103,7 +182,7 @@ impl FinalMove {
 impl Turn {
     pub fn tile(&self) -> TileKind {
         match self {
-            Turn::Discarded { tile } => *tile,
+            Turn::Discarded { tile } | Turn::Abandoned { tile } => *tile,
             Turn::Placed(placed) => placed.tile,
         }
     }
@@ -130,6 +209,15 @@ pub enum RecordError {
     Setup(#[from] SetupError),
     #[error("final_scores: the record claims {claimed:?}, but its turns score {actual:?}")]
     WrongScores { claimed: Vec<u32>, actual: Vec<u32> },
+    /// `actual` is `None` for a game still running.
+    #[error(
+        "result: the record claims {claimed}, but its turns give {}",
+        actual.as_ref().map_or_else(|| "a game in progress".to_owned(), Outcome::to_string)
+    )]
+    WrongResult {
+        claimed: Outcome,
+        actual: Option<Outcome>,
+    },
 }
 
 impl RecordError {
@@ -155,6 +243,31 @@ impl RecordError {
                 turn,
                 message: other.to_string(),
             },
+        }
+    }
+
+    /// An error of the decision or interruption of `timeline[index]`, `what`
+    /// at `at`: the time rules (T-…) name the entry; the others read as
+    /// they would without a timeline.
+    fn timed(turn: usize, index: usize, what: &str, at: u64, error: PlayError) -> RecordError {
+        match error {
+            PlayError::Rule { rule, message } if rule.as_str().starts_with("T-") => RecordError::Rule {
+                turn,
+                rule,
+                message: format!("timeline[{index}]: {message}"),
+            },
+            PlayError::OutOfTime { seat, deadline_ms } => RecordError::Rule {
+                turn,
+                rule: id::T_4,
+                message: format!(
+                    "timeline[{index}]: {what} at {at} ms comes at or after {seat}'s deadline, {deadline_ms} ms: only its timeout may come then"
+                ),
+            },
+            PlayError::Finished => RecordError::Turn {
+                turn,
+                message: format!("timeline[{index}]: {what}: the game is over"),
+            },
+            other => RecordError::play(turn, other),
         }
     }
 }

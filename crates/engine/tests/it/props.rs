@@ -40,7 +40,7 @@ pub fn slow_tests() -> bool {
 }
 
 /// How many seeds per (rules, players) in the default and the slow run.
-fn seeds(default: u64, slow_run: u64) -> std::ops::Range<u64> {
+pub(crate) fn seeds(default: u64, slow_run: u64) -> std::ops::Range<u64> {
     0..if slow_tests() { slow_run } else { default }
 }
 
@@ -52,7 +52,7 @@ fn modern() -> Rules {
     rules
 }
 
-fn variants() -> [(&'static str, Rules); 6] {
+pub(crate) fn variants() -> [(&'static str, Rules); 6] {
     [
         ("classic", Rules::default()),
         ("modern", modern()),
@@ -110,10 +110,10 @@ impl fmt::Display for Case {
 }
 
 /// xorshift64*: the players' choices (not the engine's shuffle).
-struct XorShift(u64);
+pub(crate) struct XorShift(u64);
 
 impl XorShift {
-    fn new(seed: u64) -> XorShift {
+    pub(crate) fn new(seed: u64) -> XorShift {
         XorShift(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
     }
 
@@ -124,7 +124,7 @@ impl XorShift {
         self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         ((self.next() >> 32) as usize * n) >> 32
     }
 }
