@@ -67,17 +67,6 @@ fn write_picture(svg: &str, output: Option<&str>) -> anyhow::Result<()> {
     Ok(())
 }
 
-/// The record cut after its first `turns` turns (the final round only
-/// follows the last turn).
-fn first_turns(mut record: Record, turns: usize) -> Record {
-    if turns < record.turns.len() {
-        record.turns.truncate(turns);
-        record.final_round = None;
-        record.final_scores = None;
-    }
-    record
-}
-
 pub fn render(args: &RenderArgs) -> anyhow::Result<ExitCode> {
     // The output's kind is checked before any work.
     if let Some(file) = args.output.as_deref().filter(|f| *f != "-") {
@@ -92,14 +81,16 @@ pub fn render(args: &RenderArgs) -> anyhow::Result<ExitCode> {
         }
     };
     let turns = record.turns.len();
+    // The record cut after its first N turns, its timeline with them (the
+    // final round only follows the last turn).
     let record = match args.turn {
         Some(n) if n > turns => {
             bail!("--turn {n}: the record has {turns} turns, so N is 0 to {turns}")
         }
-        Some(n) => first_turns(record, n),
-        None => record,
+        Some(n) => record.first_turns(n),
+        None => Ok(record),
     };
-    let replay = match record.replay() {
+    let replay = match record.and_then(|record| record.replay()) {
         Ok(replay) => replay,
         Err(error) => {
             eprintln!("{error}");

@@ -128,6 +128,14 @@ pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
             ok: true,
             scores: replay.game.scores().to_vec(),
             finished: replay.game.is_finished(),
+            ending: replay.game.ending().map(crate::api::view::ending),
+            ranks: replay
+                .game
+                .ranking()
+                .unwrap_or_default()
+                .into_iter()
+                .map(u32::from)
+                .collect(),
             ..Default::default()
         },
         Err(p) => proto::VerifyGameResponse {

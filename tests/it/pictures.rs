@@ -60,6 +60,24 @@ fn render_writes_the_board_at_the_end_or_after_the_first_n_turns() {
     );
 }
 
+/// A record with a timeline (a resignation, T-8) is cut with its timeline:
+/// the turns kept keep their times, and those cut off take theirs along.
+#[test]
+fn render_after_the_first_n_turns_of_a_timed_record() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("crates/engine/tests/records/hand/resigned-3.json");
+    let record = Record::parse(&std::fs::read_to_string(&path).unwrap()).unwrap();
+    assert!(record.timeline.is_some());
+    let one = run(&["render", path.to_str().unwrap(), "--turn", "1"], "");
+    assert_eq!(one.status.code(), Some(0), "{}", stderr(&one));
+    let after_one = record.first_turns(1).unwrap().replay().unwrap().game;
+    assert_eq!(after_one.tiles().len(), 2, "the start tile and the first W");
+    assert_eq!(
+        String::from_utf8(one.stdout).unwrap(),
+        board_svg(&after_one, &BoardOptions::default())
+    );
+}
+
 #[test]
 fn render_writes_png_or_svg_by_the_file_extension() {
     let dir = tempfile::tempdir().unwrap();

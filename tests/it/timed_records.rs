@@ -246,6 +246,13 @@ async fn a_clocked_game_with_a_resignation_and_a_timeout_exports_a_record_that_v
     let answer = w.verify_game(verify_request(&ended)).await.unwrap().into_inner();
     assert!(answer.ok && answer.finished, "{answer:?}");
     assert_eq!(answer.scores, replay.game.scores());
+    // It says how the game ended, and the ranking that follows (T-11).
+    assert_eq!(
+        answer.ending.as_ref().map(|e| (e.reason(), e.seat)),
+        Some((proto::EndReason::OutOfTime, ended.timed_out as u32))
+    );
+    let expected_ranks: Vec<u32> = ranks.iter().map(|&r| u32::from(r)).collect();
+    assert_eq!(answer.ranks, expected_ranks);
 
     // `carcassonne verify` says how the game ended.
     assert_eq!(

@@ -333,10 +333,7 @@ fn recorded(name: &str) -> carcassonne_engine::record::Record {
 }
 
 fn after(record: &carcassonne_engine::record::Record, turns: usize) -> carcassonne_engine::Game {
-    let mut record = record.clone();
-    record.turns.truncate(turns);
-    record.final_round = None;
-    record.final_scores = None;
+    let record = record.first_turns(turns).unwrap_or_else(|e| panic!("{e}"));
     record.replay().unwrap_or_else(|e| panic!("{e}")).game
 }
 

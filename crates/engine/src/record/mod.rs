@@ -70,9 +70,7 @@ pub enum Interruption {
     /// This seat aborted the game (T-9).
     Abort(Seat),
     /// The server was down from this time until the entry's (T-10).
-    Resume {
-        down_since_ms: u64,
-    },
+    Resume { down_since_ms: u64 },
 }
 
 impl fmt::Display for Interruption {

@@ -19,12 +19,10 @@ pub fn shared_record(name: &str) -> Record {
 /// The game after the first `turns` turns of `record` (all of them, with
 /// the final round, when `turns` is `None`).
 pub fn game_after(record: &Record, turns: Option<usize>) -> Game {
-    let mut record = record.clone();
-    if let Some(n) = turns.filter(|&n| n < record.turns.len()) {
-        record.turns.truncate(n);
-        record.final_round = None;
-        record.final_scores = None;
-    }
+    let record = match turns {
+        Some(n) => record.first_turns(n).unwrap_or_else(|e| panic!("{e}")),
+        None => record.clone(),
+    };
     record.replay().unwrap_or_else(|e| panic!("{e}")).game
 }
 
