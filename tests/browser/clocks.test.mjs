@@ -177,11 +177,18 @@ test("a resignation in a 2-player game says who resigned and who won within a se
   assert.deepEqual(problems, [], "the page logged errors");
   await context.close();
 
+  // The lobby: the reason on the finished game's card, the time control
+  // on a running clocked game's.
+  const running = await createGame(client, { players: ["Cleo", "Dora"], timeControl: CLOCKED });
   const lobby = await watchedPage(chrome.browser, DESKTOP);
   await lobby.page.goto(`${server.url}/`);
   const card = lobby.page.locator(`.game-card[data-game="${created.id}"]`);
   await card.locator(".card-ending").waitFor();
   assert.equal(await card.locator(".card-ending").innerText(), "Ada resigned.");
+  const runningCard = lobby.page.locator(`.game-card[data-game="${running.id}"]`);
+  assert.equal(await runningCard.locator(".card-clock").innerText(), "Clock: 10 min + 5 s a move, 2 min a decision, forfeit on time");
+  await lobby.page.screenshot({ path: join(SCREENSHOTS, "lobby-clocks-desktop.png"), fullPage: true });
+  await leave(client, running, 0, "resign");
   assert.deepEqual(lobby.problems, [], "the lobby logged errors");
   await lobby.context.close();
 });

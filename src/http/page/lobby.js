@@ -153,7 +153,7 @@ function card(game) {
       el("ul", { class: "card-players" }, players),
       isFinished(game) ? null : el("p", { class: "card-pending" }, decisionText(game.pending, (seat) => playerName(game, seat))),
       early ? el("p", { class: "card-ending" }, `${sentence(endReasonText(game.ending, (seat) => playerName(game, seat)))}.`) : null,
-      control && !isFinished(game) ? el("p", { class: "card-clock" }, el("span", { "aria-hidden": "true" }, "⏱ "), timeControlText(control)) : null,
+      control && !isFinished(game) ? el("p", { class: "card-clock" }, `Clock: ${timeControlText(control)}`) : null,
       el(
         "div",
         { class: "card-meta" },
