@@ -58,7 +58,10 @@ impl ServerClock {
     /// request and just after the answer.
     pub fn note_date(&mut self, date: &str, sent: i64, received: i64) {
         if let Some(stamp) = parse_http_date(date) {
-            self.narrow(sent.saturating_sub(stamp + 1000), received.saturating_sub(stamp));
+            self.narrow(
+                sent.saturating_sub(stamp.saturating_add(1000)),
+                received.saturating_sub(stamp),
+            );
         }
     }
 
@@ -101,7 +104,13 @@ pub fn parse_http_date(text: &str) -> Option<i64> {
     else {
         return None;
     };
-    if !(1..=31).contains(&day) || h > 23 || m > 59 || s > 60 {
+    // Within these bounds nothing below can overflow.
+    let in_range = (1..=9999).contains(&year)
+        && (1..=31).contains(&day)
+        && (0..=23).contains(&h)
+        && (0..=59).contains(&m)
+        && (0..=60).contains(&s);
+    if !in_range {
         return None;
     }
     // Days since 1970-01-01 of a proleptic Gregorian date (H. Hinnant's
@@ -118,7 +127,7 @@ pub fn parse_http_date(text: &str) -> Option<i64> {
 /// A clock's reading to the nearest second: `04:59` under an hour,
 /// `1:04:59` under a day, then `2 d 03:04:59`.
 pub fn clock_text(ms: i64) -> String {
-    let total = (ms.max(0) + 500) / 1000;
+    let total = ms.max(0).saturating_add(500) / 1000;
     let (days, hours, minutes, seconds) = (
         total / 86_400,
         total % 86_400 / 3600,
@@ -220,17 +229,17 @@ pub fn figures(game: &proto::Game, now: Option<i64>) -> Figures {
         .filter_map(|p| {
             let left = p.time_left_ms?;
             let spent = if Some(p.seat) == running {
-                (moment - at).max(0)
+                moment.saturating_sub(at).max(0)
             } else {
                 0
             };
-            Some((p.seat, left - spent))
+            Some((p.seat, left.saturating_sub(spent)))
         })
         .collect();
     Figures {
         running,
         main,
-        decision: running.map(|_| deadline - moment),
+        decision: running.map(|_| deadline.saturating_sub(moment)),
     }
 }
 
