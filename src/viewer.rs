@@ -378,6 +378,8 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
     let mut view = BoardView::default();
     let mut shown: Option<Step> = None;
     let mut server_clock = clock::ServerClock::default();
+    // Whether the version shown is the present, whose running clock counts.
+    let mut present = true;
     // The reading of the running clocks last written.
     let mut clocks_shown: Option<String> = None;
     let mut ticks = tokio::time::interval(CLOCK_TICK);
@@ -423,6 +425,9 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                         Some(W::KeepAlive(_)) | None => continue,
                     };
                     from = Some(game.version);
+                    // A spectator of a delayed game sees the past: its
+                    // clocks stand as they were (a player sees the present).
+                    present = client.token.is_some() || game.spectator_delay == 0;
                     if game.status() == proto::GameStatus::Finished {
                         return show_the_end(&mut screen, &mut view, &Step { game, event });
                     }
@@ -437,7 +442,7 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                     }
                 }
                 _ = ticks.tick() => {
-                    let Some(step) = shown.as_ref().filter(|s| clock_runs(&s.game)) else { continue };
+                    let Some(step) = shown.as_ref().filter(|s| clock_runs(&s.game) && present) else { continue };
                     let clocks = clock::clocks_line(&step.game, Some(server_clock.now()));
                     if clocks == clocks_shown {
                         continue;
@@ -453,14 +458,14 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                 }
             }
             if let Some(step) = &shown {
-                let now = server_clock.now();
+                let now = present.then(|| server_clock.now());
                 let frame = Frame {
                     game: &step.game,
                     event: step.event.as_ref(),
-                    now: Some(now),
+                    now,
                 };
                 screen.show(&view.draw(&frame, screen.size(), 0))?;
-                clocks_shown = clock::clocks_line(&step.game, Some(now));
+                clocks_shown = clock::clocks_line(&step.game, now);
             }
         }
         if !fell_behind {

@@ -11,8 +11,8 @@ use carcassonne_store::{ManualClock, StoreConfig};
 use tonic::transport::Channel;
 
 use crate::support::{
-    TestServer, act, carcassonne, create, create_request, game, legal_as, new_game, play_step, play_to_end,
-    start, with_token,
+    TestServer, act, carcassonne, create, create_request, delayed_request, game, legal_as, new_game, play,
+    play_step, play_to_end, start, with_token,
 };
 
 /// A server with the 2-player game `id` played to its end: the server, the
@@ -642,4 +642,30 @@ fn carcassonne_now() -> i64 {
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_millis() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_behind_the_delay_sees_the_clocks_still() {
+    let (server, mut client) = start().await;
+    let request = proto::CreateGameRequest {
+        time_control: Some(FORFEIT_10_MIN),
+        ..delayed_request("clocked-delayed", 2, &[], 5)
+    };
+    let (name, tokens) = create(&mut client, request).await;
+    // v3: Bot 0 placed its tile, v4 deployed, v5 Bot 1 drew: a spectator
+    // sees v3, Bot 0's follower decision pending, its clock running then.
+    play(&mut client, &name, &tokens, 2).await;
+    let mut child = spawn_watch(&server, &name, Stdio::null());
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    child.kill().unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(versions(&stdout), [3], "{stdout}");
+    let clocks = lines_of(&stdout, "clocks: ");
+    assert_eq!(clocks.len(), 1, "no reading but the frame's: {stdout}");
+    let at3 = readings(clocks[0]);
+    assert_eq!(at3.1, Some(0), "{stdout}");
+    assert_eq!(at3.2, Some(120_000), "the decision's full 2 min: {stdout}");
 }
