@@ -6,7 +6,13 @@
 //! pressed; otherwise (a pipe, a test) frames are printed one after the
 //! other, whole or fitted to `--size`, and commands are read one a line,
 //! so that both can be scripted.
+//!
+//! In a game with a time control `watch` counts the running clock down
+//! against the server's clock (`clock.rs`), redrawing as its reading
+//! changes (from a pipe: only the `clocks:` line); `replay` shows the
+//! clocks as of each step, still.
 
+mod clock;
 mod draw;
 mod input;
 
@@ -266,6 +272,11 @@ impl Screen {
         Ok(())
     }
 
+    /// Frames one after the other (a pipe), none drawn over another.
+    fn is_pipe(&self) -> bool {
+        self.raw.is_none() && !self.clear
+    }
+
     /// Back from raw mode to the terminal as it was.
     fn leave_raw(&mut self) {
         self.raw = None;
@@ -316,6 +327,15 @@ impl BoardView {
     }
 }
 
+/// How often `watch` looks whether a running clock's reading changed.
+const CLOCK_TICK: std::time::Duration = std::time::Duration::from_millis(250);
+
+/// Whether a clock runs in the game: that of the seat that owes the pending
+/// decision, in a game with a time control (T-2).
+fn clock_runs(game: &proto::Game) -> bool {
+    game.status() != proto::GameStatus::Finished && game.pending.as_ref().is_some_and(|p| p.deadline_ms > 0)
+}
+
 /// `carcassonne watch`: draws the game at every event until it ends, or
 /// until `q`.
 pub fn watch(args: &WatchArgs) -> anyhow::Result<ExitCode> {
@@ -357,6 +377,13 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
     let mut commands = watch_commands(screen.raw.is_some());
     let mut view = BoardView::default();
     let mut shown: Option<Step> = None;
+    let mut server_clock = clock::ServerClock::default();
+    // Whether the version shown is the present, whose running clock counts.
+    let mut present = true;
+    // The reading of the running clocks last written.
+    let mut clocks_shown: Option<String> = None;
+    let mut ticks = tokio::time::interval(CLOCK_TICK);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Skip);
     // After falling behind, resume where we were.
     let mut from = versions::WATCH_FROM_NOW;
     loop {
@@ -365,21 +392,26 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
             from_version: from,
             keep_alive_ms: 0,
         })?;
-        let mut stream = client
-            .watch
-            .watch_game(request)
-            .await
-            .map_err(status)?
-            .into_inner();
+        let sent = clock::local_now_ms();
+        let response = client.watch.watch_game(request).await.map_err(status)?;
+        if let Some(date) = response.metadata().get("date").and_then(|d| d.to_str().ok()) {
+            server_clock.note_date(date, sent, clock::local_now_ms());
+        }
+        let mut stream = response.into_inner();
         let mut fell_behind = false;
         loop {
             tokio::select! {
                 message = stream.message() => {
                     let Some(message) = message.map_err(status)? else { break };
+                    let received = clock::local_now_ms();
                     let (game, event) = match message.message {
-                        Some(W::Snapshot(game)) => (game, None),
+                        Some(W::Snapshot(game)) => {
+                            server_clock.note_time(game.clock_time_ms, received);
+                            (game, None)
+                        }
                         Some(W::Event(watched)) => {
                             let event = watched.event.context("the server sent an empty event")?;
+                            server_clock.note_time(event.time_ms, received);
                             // The event says what changed; the board comes
                             // with the game at its version.
                             (client.game_after(event.version).await?, Some(event))
@@ -393,6 +425,9 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                         Some(W::KeepAlive(_)) | None => continue,
                     };
                     from = Some(game.version);
+                    // A spectator of a delayed game sees the past: its
+                    // clocks stand as they were (a player sees the present).
+                    present = client.token.is_some() || game.spectator_delay == 0;
                     if game.status() == proto::GameStatus::Finished {
                         return show_the_end(&mut screen, &mut view, &Step { game, event });
                     }
@@ -406,13 +441,31 @@ async fn watch_game(args: &WatchArgs) -> anyhow::Result<()> {
                         continue;
                     }
                 }
+                _ = ticks.tick() => {
+                    let Some(step) = shown.as_ref().filter(|s| clock_runs(&s.game) && present) else { continue };
+                    let clocks = clock::clocks_line(&step.game, Some(server_clock.now()));
+                    if clocks == clocks_shown {
+                        continue;
+                    }
+                    if screen.is_pipe() {
+                        // Frames stay in a pipe: a new reading, not a new frame.
+                        if let Some(line) = &clocks {
+                            screen.show(line)?;
+                        }
+                        clocks_shown = clocks;
+                        continue;
+                    }
+                }
             }
             if let Some(step) = &shown {
+                let now = present.then(|| server_clock.now());
                 let frame = Frame {
                     game: &step.game,
                     event: step.event.as_ref(),
+                    now,
                 };
                 screen.show(&view.draw(&frame, screen.size(), 0))?;
+                clocks_shown = clock::clocks_line(&step.game, now);
             }
         }
         if !fell_behind {
@@ -438,6 +491,7 @@ fn show_the_end(screen: &mut Screen, view: &mut BoardView, last: &Step) -> anyho
     let frame = Frame {
         game: &last.game,
         event: last.event.as_ref(),
+        now: None,
     };
     // The scores' lines and the shell's prompt fit under the frame.
     let reserved = scores.lines().count() + 1;
@@ -581,6 +635,7 @@ impl Replay {
                 &Frame {
                     game: &step.game,
                     event: step.event.as_ref(),
+                    now: None,
                 },
                 size,
                 under.len(),

@@ -8,12 +8,16 @@ use std::fmt::Write as _;
 use carcassonne::proto::{self, game_event::Event as E};
 use carcassonne_engine::{Dir, Rotation, TileKind};
 
+use super::clock;
 use crate::text::counted;
 
 /// One picture of a game: its state and the event that led to it, if any.
 pub struct Frame<'a> {
     pub game: &'a proto::Game,
     pub event: Option<&'a proto::GameEvent>,
+    /// The server's now for a live view, whose running clock counts down
+    /// to it; `None`: the clocks as of the state's own moment (a replay).
+    pub now: Option<i64>,
 }
 
 /// What the symbols of the board mean (a follower is its seat's number),
@@ -55,6 +59,10 @@ pub fn frame(frame: &Frame<'_>, layout: &Layout) -> Drawn {
     let game = frame.game;
     let mut top = vec![header(game)];
     top.extend(players(game).lines().map(str::to_owned));
+    if let Some(control) = clock::time_control_text(game) {
+        top.push(format!("time control: {control}"));
+    }
+    top.extend(clock::clocks_line(game, frame.now));
     let bag: u32 = game.bag.iter().map(|t| t.count).sum();
     top.push(format!(
         "tiles: {} on the board, {bag} in the bag",
@@ -121,7 +129,8 @@ pub fn header(game: &proto::Game) -> String {
     format!("{}  version {}  {status}", game.name, game.version)
 }
 
-/// The final scores and the winners of a finished game.
+/// Why a finished game ended, its final scores, its winners and its
+/// ranking (T-11).
 pub fn final_scores(game: &proto::Game) -> String {
     let scores: Vec<String> = game
         .players
@@ -130,11 +139,18 @@ pub fn final_scores(game: &proto::Game) -> String {
         .collect();
     let winners: Vec<&str> = game.winners.iter().map(|&s| seat_name(game, s)).collect();
     let label = if winners.len() == 1 { "winner" } else { "winners" };
-    format!(
-        "game over\nfinal scores: {}\n{label}: {}\n",
-        scores.join(", "),
-        winners.join(", ")
-    )
+    let reason = clock::end_reason(game).map_or_else(String::new, |reason| format!(": {reason}"));
+    let mut out = format!("game over{reason}\nfinal scores: {}\n", scores.join(", "));
+    if winners.is_empty() {
+        out.push_str("no winner\n");
+    } else {
+        let _ = writeln!(out, "{label}: {}", winners.join(", "));
+    }
+    if let Some(ranking) = clock::ranking_line(game) {
+        out.push_str(&ranking);
+        out.push('\n');
+    }
+    out
 }
 
 fn players(game: &proto::Game) -> String {
@@ -149,12 +165,15 @@ fn players(game: &proto::Game) -> String {
         if p.followers_in_carcassonne > 0 {
             let _ = write!(out, ", {} in Carcassonne", p.followers_in_carcassonne);
         }
+        if let Some(out_why) = clock::seat_out(p) {
+            let _ = write!(out, ", {out_why}");
+        }
         out.push('\n');
     }
     out
 }
 
-fn seat_name(game: &proto::Game, seat: u32) -> &str {
+pub(super) fn seat_name(game: &proto::Game, seat: u32) -> &str {
     game.players
         .iter()
         .find(|p| p.seat == seat)
@@ -172,7 +191,10 @@ pub fn pending_line(game: &proto::Game) -> String {
     };
     let seat = who(game, pending.seat);
     match pending.kind() {
-        proto::DecisionKind::Unspecified => "nothing: the game is over".to_owned(),
+        proto::DecisionKind::Unspecified => match clock::end_reason(game) {
+            Some(reason) => format!("nothing: the game is over ({reason})"),
+            None => "nothing: the game is over".to_owned(),
+        },
         proto::DecisionKind::Draw => format!("the server draws a tile for {seat}"),
         proto::DecisionKind::PlaceTile => format!("{seat} places tile {}", pending.tile),
         proto::DecisionKind::PlaceFollower => format!("{seat} deploys a follower or none"),
@@ -251,16 +273,16 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
         }
         Some(E::TimedOut(t)) => format!("{} ran out of time", who(game, t.seat)),
         Some(E::Resigned(_)) => format!("{actor}resigned"),
-        Some(E::Aborted(_)) => format!("{actor}aborted the game"),
-        Some(E::Resumed(_)) => "the server started again; the clocks go on".to_owned(),
+        Some(E::Aborted(_)) => format!("{actor}aborted the game: no result"),
+        Some(E::Resumed(r)) => format!(
+            "the server was down for {}; the clocks resumed",
+            clock::duration_text(event.time_ms.saturating_sub(r.down_since_ms) / 1000 * 1000)
+        ),
     };
     let mut line = format!("v{} {what}", event.version);
     if !event.decided_for_seat.is_empty() {
-        let _ = write!(
-            line,
-            "; the server decided for them ({})",
-            counted(event.decided_for_seat.len() as u32, "decision")
-        );
+        let decided: Vec<String> = event.decided_for_seat.iter().map(action_text).collect();
+        let _ = write!(line, "; the server decided for them: {}", decided.join(", "));
     }
     if let Some(seat) = event.seat_out {
         let _ = write!(line, "; {} is out", who(game, seat));
@@ -275,6 +297,32 @@ pub fn event_line(game: &proto::Game, event: &proto::GameEvent) -> String {
         line.push_str("; the game is over");
     }
     line
+}
+
+/// An action the server took for a seat out of time (T-7), in words.
+fn action_text(action: &proto::Action) -> String {
+    use proto::action::Action as A;
+    match &action.action {
+        Some(A::PlaceTile(p)) => {
+            let (x, y) = p.position.as_ref().map_or((0, 0), |p| (p.x, p.y));
+            format!("placed the tile at ({x}, {y}), rotated {}", p.rotation)
+        }
+        Some(A::PlaceFollower(f)) => match f.place() {
+            proto::Place::Unspecified => "deployed no follower".to_owned(),
+            place => format!("deployed a follower on {}", place_name(place)),
+        },
+        Some(A::Pass(_)) => "passed".to_owned(),
+        Some(A::MoveFromCarcassonne(m)) => format!(
+            "moved a follower from Carcassonne to {}",
+            target_name(m.target.as_ref())
+        ),
+        Some(A::DeployToCarcassonne(d)) => {
+            format!("sent a follower to the {} quarter", quarter_name(d.quarter()))
+        }
+        Some(A::Resign(_)) => "resigned".to_owned(),
+        Some(A::Abort(_)) => "aborted".to_owned(),
+        None => "an unknown action".to_owned(),
+    }
 }
 
 /// A score change: `+4 Ada (seat 0): city, 2 tiles, 1 pennant (B-S2)`.

@@ -6,7 +6,7 @@
 
 import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchFirefox, playFinishedRiverCountGame, showsVersion, shownState, startServer } from "./support.mjs";
+import { createGame, gameClient, launchFirefox, leave, playFinishedRiverCountGame, playGame, showsVersion, shownState, startServer } from "./support.mjs";
 
 let server;
 let client;
@@ -144,6 +144,33 @@ test("firefox: an unknown game shows a clear message", async () => {
   await page.waitForSelector('.problem[data-problem="not-found"]');
   assert.match(await page.$eval("h1", (h1) => h1.textContent), /Game not found/);
   assert.match(await page.$eval(".problem", (node) => node.textContent), /no-such-game/);
+  assert.deepEqual(problems, [], "the page logged errors");
+  await context.close();
+});
+
+test("firefox: a game that ended by resignation shows why, the ranking and the clocks", async () => {
+  const created = await createGame(client, { players: ["Ada", "Brun"], timeControl: { mainMs: 300_000, incrementMs: 2_000 } });
+  await playGame(client, created, { botSeed: 4, until: (v) => v >= 8 });
+  await leave(client, created, 1, "resign");
+  const final = (await client.getGame({ name: created.name })).game;
+  const { context, page, problems } = await watchedPage();
+  await page.goto(`${server.url}/games/${created.id}`);
+  await shownAt(page, Number(final.version));
+  await page.waitForSelector(".result:not([hidden]) .ranking");
+  assert.equal(await page.$eval(".end-reason", (node) => node.textContent), "Brun resigned; Ada wins.");
+  assert.match(await page.$eval(".pending", (node) => node.textContent), /The game is over: Brun resigned; Ada wins/);
+  const ranking = await texts(page, ".ranking li");
+  assert.match(ranking[0], /^1st\s*Ada/);
+  assert.match(ranking[1], /^2nd\s*Brun.*resigned/);
+  assert.equal(await page.$eval('.players tr[data-seat="1"] .out-tag', (node) => node.textContent), "resigned");
+  assert.equal(await page.$eval(".time-control", (node) => node.textContent), "5 min + 2 s a move, forfeit on time");
+  // The clocks stand at the server's figures of the end.
+  const clocks = await texts(page, ".players .clock");
+  const expected = final.players.map((player) => {
+    const seconds = Math.round(Number(player.timeLeftMs) / 1000);
+    return `${String(Math.floor(seconds / 60)).padStart(2, "0")}:${String(seconds % 60).padStart(2, "0")}`;
+  });
+  assert.deepEqual(clocks, expected);
   assert.deepEqual(problems, [], "the page logged errors");
   await context.close();
 });

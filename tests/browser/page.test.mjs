@@ -335,6 +335,8 @@ test("an unknown game shows a clear message", async () => {
 // Last: it stops the server and starts it again on the same port.
 test("the page says so when the server is down, and resumes a live game after", async () => {
   const running = await createGame(client, { players: ["Ada", "Brun"] });
+  // A clocked game stores its resumption when the server starts again (T-10).
+  const clocked = await createGame(client, { players: ["Ada", "Brun"], timeControl: { mainMs: 3_600_000 } });
   const before = await playGame(client, running, { botSeed: 5, until: (version) => version >= 40 });
   const lobby = await watchedPage(chrome.browser, DESKTOP);
   await lobby.page.goto(`${server.url}/`);
@@ -365,6 +367,10 @@ test("the page says so when the server is down, and resumes a live game after", 
   await fresh.page.waitForSelector(".final-table");
   const expected = await fresh.page.locator(".moves > li").evaluateAll((rows) => rows.map((row) => Number(row.dataset.version)));
   assert.deepEqual(versions, expected, "the resumed list is the whole game's");
+  noProblems(fresh.problems);
+  await fresh.page.goto(`${server.url}/games/${clocked.id}`);
+  await fresh.page.locator(".moves > li", { hasText: "clocks resumed" }).waitFor();
+  assert.match(await fresh.page.locator(".moves").innerText(), /The server was down \(last alive at [^)]+\); clocks resumed/);
   noProblems(fresh.problems);
   // Only the failed connections were logged while it was down.
   for (const problems of [lobby.problems, game.problems]) {

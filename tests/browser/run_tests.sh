@@ -47,6 +47,6 @@ done
 mkdir -p "$SCREENSHOT_DIR"
 cd "$tests_dir"
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-node --test --test-concurrency=1 --test-reporter=spec page.test.mjs firefox.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec page.test.mjs clocks.test.mjs firefox.test.mjs
 echo "screenshots in $SCREENSHOT_DIR:"
 ls -1 "$SCREENSHOT_DIR"/*.png

@@ -121,14 +121,18 @@ function random(seed) {
 
 export const SEED = Array.from({ length: 32 }, (_, i) => (i * 7 + 3).toString(16).padStart(2, "0").slice(-2)).join("");
 
-/** Creates a game; returns {id, name, tokens, game}. */
-export async function createGame(client, { players = ["Ada", "Brun"], spectatorDelay = 0, seed = SEED, rules } = {}) {
+/**
+ * Creates a game (`timeControl`: {mainMs, incrementMs, decisionMs,
+ * onTimeout}, docs/rules.md T-1); returns {id, name, tokens, game}.
+ */
+export async function createGame(client, { players = ["Ada", "Brun"], spectatorDelay = 0, seed = SEED, rules, timeControl } = {}) {
   const answer = await client.createGame({
     requestId: randomUUID(),
     players,
     seed,
     spectatorDelay,
     ...(rules ? { rules } : {}),
+    ...(timeControl ? { timeControl } : {}),
   });
   const name = answer.game.name;
   return { name, id: name.slice("games/".length), tokens: answer.tokens.map((t) => t.token), game: answer.game };
@@ -158,6 +162,15 @@ export async function playGame(client, created, { pauseMs = 0, botSeed = 1, unti
     if (pauseMs) await new Promise((done) => setTimeout(done, pauseMs));
   }
   return Number(version);
+}
+
+/** Seat `seat` resigns (T-8) or aborts the game (T-9): `what` is "resign" or "abort". */
+export async function leave(client, created, seat, what) {
+  const game = (await client.getGame({ name: created.name }, created.tokens[seat])).game;
+  return client.act(
+    { name: created.name, expectedVersion: game.version, requestId: randomUUID(), action: { [what]: {} }, view: "GAME_VIEW_BASIC" },
+    created.tokens[seat],
+  );
 }
 
 /**

@@ -2,10 +2,18 @@
 
 use std::io::{BufRead as _, BufReader, Write as _};
 use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
 
-use carcassonne::proto;
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::{self, action::Action as A};
+use carcassonne::server::ServerConfig;
+use carcassonne_store::{ManualClock, StoreConfig};
+use tonic::transport::Channel;
 
-use crate::support::{TestServer, carcassonne, new_game, play_to_end, start};
+use crate::support::{
+    TestServer, act, carcassonne, create, create_request, delayed_request, game, legal_as, new_game, play,
+    play_step, play_to_end, start, with_token,
+};
 
 /// A server with the 2-player game `id` played to its end: the server, the
 /// game's name and its final state.
@@ -305,4 +313,359 @@ async fn q_quits_watch_in_the_middle_of_a_game() {
     .unwrap();
     let status = status.expect("watch did not quit on q");
     assert!(status.success(), "{status:?}");
+}
+
+/// 2001-09-09: a server clock far behind the real one, so that a frame
+/// counting to the real now instead of showing a version's own figures
+/// would read 00:00.
+const T0: u64 = 1_000_000_000_000;
+
+/// A server whose clock stands at `T0` and moves only when told.
+async fn manual_server() -> (
+    TestServer,
+    GameServiceClient<Channel>,
+    Arc<ManualClock>,
+    tempfile::TempDir,
+) {
+    let clock = Arc::new(ManualClock::new(T0));
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start_with(ServerConfig {
+        data: dir.path().to_owned(),
+        store: StoreConfig {
+            clock: clock.clone(),
+            ..StoreConfig::default()
+        },
+        ..ServerConfig::default()
+    })
+    .await;
+    let client = server.client().await;
+    (server, client, clock, dir)
+}
+
+/// A game of `players` with a time control, created at the clock's time.
+async fn clocked_game(
+    client: &mut GameServiceClient<Channel>,
+    id: &str,
+    players: usize,
+    control: proto::TimeControl,
+) -> (String, Vec<String>) {
+    let request = proto::CreateGameRequest {
+        time_control: Some(control),
+        ..create_request(id, players, &[], 5)
+    };
+    create(client, request).await
+}
+
+/// Seat `seat` resigns or aborts (`Resign`, `Abort`).
+async fn leave(
+    client: &mut GameServiceClient<Channel>,
+    name: &str,
+    token: &str,
+    action: proto::action::Action,
+) -> proto::ActResponse {
+    let version = legal_as(client, name, token).await.version;
+    client
+        .act(with_token(
+            act(name, version, &format!("leave-{version}"), action),
+            token,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+/// Waits until the server's timekeeper has stored the game's version
+/// `version` (a timeout at a deadline the clock has passed).
+async fn wait_for_version(client: &mut GameServiceClient<Channel>, name: &str, version: i64) {
+    for _ in 0..500 {
+        if game(client, name).await.version >= version {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("{name} never reached version {version}");
+}
+
+/// The lines that start with `prefix`, without it.
+fn lines_of<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+    out.lines().filter_map(|l| l.strip_prefix(prefix)).collect()
+}
+
+const FORFEIT_10_MIN: proto::TimeControl = proto::TimeControl {
+    main_ms: 600_000,
+    increment_ms: 5_000,
+    decision_ms: 120_000,
+    on_timeout: proto::TimeoutRule::Forfeit as i32,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn replay_shows_each_steps_clocks_as_they_were_and_watch_the_end_and_ranking() {
+    let (server, mut client, clock, _dir) = manual_server().await;
+    let (name, tokens) = clocked_game(&mut client, "clocked-replay", 2, FORFEIT_10_MIN).await;
+    // v2 (at T0): Bot 0 drew; 7 s to place it (v3), 3 s more to deploy
+    // (v4: its increment), v5 Bot 1 draws; 4 s later Bot 1 resigns (v6).
+    clock.advance(7_000);
+    play_step(&mut client, &name, &tokens, 0).await.unwrap();
+    clock.advance(3_000);
+    play_step(&mut client, &name, &tokens, 0).await.unwrap();
+    clock.advance(4_000);
+    let resigned = leave(&mut client, &name, &tokens[1], A::Resign(proto::Resign {})).await;
+    assert_eq!(resigned.version, 6);
+
+    let addr = server.url();
+    let stdout = run_ok(&["replay", &name, "--addr", &addr, "--from", "2"], "n\nn\nn\nn\n").await;
+    assert_eq!(versions(&stdout), [2, 3, 4, 5, 6], "{stdout}");
+    assert_eq!(
+        lines_of(&stdout, "time control: "),
+        ["10 min + 5 s a move, 2 min a decision, forfeit on time"; 5],
+        "{stdout}"
+    );
+    assert_eq!(
+        lines_of(&stdout, "clocks: "),
+        [
+            "Bot 0 10:00 (running), Bot 1 10:00; deadline in 02:00",
+            // The follower is a decision of its own, with its own 2 min.
+            "Bot 0 09:53 (running), Bot 1 10:00; deadline in 02:00",
+            "Bot 0 09:55, Bot 1 10:00",
+            "Bot 0 09:55, Bot 1 10:00 (running); deadline in 02:00",
+            "Bot 0 09:55, Bot 1 09:56",
+        ],
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("last: v6 Bot 1 (seat 1) resigned; Bot 1 (seat 1) is out and tile "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("next: nothing: the game is over (Bot 1 resigned)"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Bot 1    0 points, 7 followers in supply, resigned"),
+        "{stdout}"
+    );
+
+    let stdout = run_ok(&["watch", &name, "--addr", &addr], "").await;
+    for line in [
+        "game over: Bot 1 resigned\n",
+        "final scores: Bot 0 0, Bot 1 0\n",
+        "winner: Bot 0\n",
+        "ranking: 1. Bot 0 0, 2. Bot 1 0 (resigned)\n",
+        "clocks: Bot 0 09:55, Bot 1 09:56\n",
+    ] {
+        assert!(stdout.contains(line), "{line}{stdout}");
+    }
+    // Stopped before its directory goes.
+    server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn timeouts_aborts_and_the_servers_decisions_read_as_what_happened() {
+    let (server, mut client, clock, _dir) = manual_server().await;
+    let addr = server.url();
+    let fast = |on_timeout: proto::TimeoutRule| proto::TimeControl {
+        decision_ms: 1_500,
+        on_timeout: on_timeout as i32,
+        ..proto::TimeControl::default()
+    };
+    // Forfeit, 3 players: Bot 0 runs out of time (v3), then Bot 1 resigns.
+    let (forfeit, tokens) = clocked_game(&mut client, "forfeit", 3, fast(proto::TimeoutRule::Forfeit)).await;
+    // Auto, 2 players: the server places Bot 0's tile and deploys nothing.
+    let (auto, auto_tokens) = clocked_game(&mut client, "auto", 2, fast(proto::TimeoutRule::Auto)).await;
+    clock.advance(1_500);
+    wait_for_version(&mut client, &forfeit, 3).await;
+    wait_for_version(&mut client, &auto, 3).await;
+    leave(&mut client, &forfeit, &tokens[1], A::Resign(proto::Resign {})).await;
+    leave(&mut client, &auto, &auto_tokens[1], A::Resign(proto::Resign {})).await;
+
+    let stdout = run_ok(&["replay", &forfeit, "--addr", &addr, "--from", "3"], "").await;
+    assert!(
+        stdout.contains("last: v3 Bot 0 (seat 0) ran out of time; Bot 0 (seat 0) is out and tile "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("time control: 1.5 s a decision, forfeit on time"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("Bot 0    0 points, 7 followers in supply, out of time"),
+        "{stdout}"
+    );
+    let stdout = run_ok(&["watch", &forfeit, "--addr", &addr], "").await;
+    assert!(
+        stdout.contains("game over: Bot 1 resigned\nfinal scores: "),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("ranking: 1. Bot 2 0, 2. Bot 1 0 (resigned), 3. Bot 0 0 (out of time)\n"),
+        "{stdout}"
+    );
+
+    let stdout = run_ok(&["replay", &auto, "--addr", &addr, "--from", "3"], "").await;
+    let last = lines_of(&stdout, "last: v3 ");
+    assert_eq!(last.len(), 1, "{stdout}");
+    assert!(
+        last[0]
+            .starts_with("Bot 0 (seat 0) ran out of time; the server decided for them: placed the tile at (")
+            && last[0].ends_with(", deployed no follower"),
+        "{stdout}"
+    );
+    assert!(
+        !stdout.lines().any(|l| l.ends_with(", out of time")),
+        "nobody is out under auto: {stdout}"
+    );
+
+    // An abort: no result, no winner, no ranking.
+    let (aborted, tokens) = new_game(&mut client, "aborted", 5).await;
+    leave(&mut client, &aborted, &tokens[1], A::Abort(proto::Abort {})).await;
+    let stdout = run_ok(&["watch", &aborted, "--addr", &addr], "").await;
+    assert!(
+        stdout.contains(
+            "game over: Bot 1 aborted the game: no result\nfinal scores: Bot 0 0, Bot 1 0\nno winner\n"
+        ),
+        "{stdout}"
+    );
+    assert!(!stdout.contains("ranking:"), "{stdout}");
+    let stdout = run_ok(&["replay", &aborted, "--addr", &addr, "--from", "3"], "").await;
+    assert!(
+        stdout.contains("last: v3 Bot 1 (seat 1) aborted the game: no result; the game is over"),
+        "{stdout}"
+    );
+    // Stopped before its directory goes.
+    server.stop().await;
+}
+
+/// A `clocks:` line's readings: each seat's main time, the running seat,
+/// and the deadline, in milliseconds.
+fn readings(line: &str) -> (Vec<i64>, Option<usize>, Option<i64>) {
+    let ms = |text: &str| {
+        let parts: Vec<i64> = text.split(':').map(|p| p.parse().unwrap()).collect();
+        parts.iter().fold(0, |total, part| total * 60 + part) * 1000
+    };
+    let (mains, deadline) = line
+        .split_once("; deadline in ")
+        .map_or((line, None), |(m, d)| (m, Some(ms(d))));
+    let mut running = None;
+    let mut times = Vec::new();
+    for (seat, clock) in mains.split(", ").enumerate() {
+        if clock.ends_with(" (running)") {
+            running = Some(seat);
+        }
+        times.push(ms(clock
+            .trim_end_matches(" (running)")
+            .rsplit(' ')
+            .next()
+            .unwrap()));
+    }
+    (times, running, deadline)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn watch_counts_the_running_clock_down_live_against_the_servers_figures() {
+    let (server, mut client) = start().await;
+    let (name, tokens) = clocked_game(&mut client, "clocked-live", 2, FORFEIT_10_MIN).await;
+    let figures = game(&mut client, &name).await;
+    let mut child = spawn_watch(&server, &name, Stdio::null());
+    // Each `clocks:` line with the moment it was read, for 2.6 s after the
+    // first frame.
+    let stdout = child.stdout.take().unwrap();
+    let (first_frame, drawn) = tokio::sync::oneshot::channel();
+    let reader = std::thread::spawn(move || {
+        let mut first_frame = Some(first_frame);
+        let mut clocks = Vec::new();
+        let mut text = String::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.unwrap();
+            if let Some(reading) = line.strip_prefix("clocks: ") {
+                clocks.push((reading.to_owned(), carcassonne_now()));
+            }
+            if line.starts_with("next: ")
+                && let Some(tx) = first_frame.take()
+            {
+                let _ = tx.send(());
+            }
+            text.push_str(&line);
+            text.push('\n');
+        }
+        (clocks, text)
+    });
+    drawn.await.unwrap();
+    tokio::time::sleep(std::time::Duration::from_millis(2600)).await;
+    leave(&mut client, &name, &tokens[0], A::Resign(proto::Resign {})).await;
+    let status = tokio::task::spawn_blocking(move || child.wait().unwrap())
+        .await
+        .unwrap();
+    let (clocks, stdout) = reader.join().unwrap();
+    assert!(status.success(), "{stdout}");
+    assert!(stdout.contains("game over: Bot 0 resigned\n"), "{stdout}");
+    assert!(stdout.contains("winner: Bot 1\n"), "{stdout}");
+
+    // While Bot 0 had to place its tile: a new reading each second, each
+    // within a second of the server's figures; Bot 1's clock stood still.
+    let running: Vec<&(String, i64)> = clocks
+        .iter()
+        .filter(|(line, _)| line.contains("(running)"))
+        .collect();
+    assert!(running.len() >= 3, "{stdout}");
+    let player = |seat: usize| &figures.players[seat];
+    let deadline = figures.pending.as_ref().unwrap().deadline_ms;
+    for (line, at) in &running {
+        let (times, seat, left) = readings(line);
+        assert_eq!(seat, Some(0), "{line}");
+        let expected = player(0).time_left_ms.unwrap() - (at - figures.clock_time_ms);
+        assert!(
+            (times[0] - expected).abs() <= 1000,
+            "{line}: expected {expected} ms"
+        );
+        assert_eq!(times[1], player(1).time_left_ms.unwrap(), "{line}");
+        let left = left.unwrap();
+        assert!(
+            (left - (deadline - at)).abs() <= 1000,
+            "{line}: expected {} ms",
+            deadline - at
+        );
+    }
+    let distinct: std::collections::BTreeSet<&str> = running.iter().map(|(line, _)| line.as_str()).collect();
+    assert!(distinct.len() >= 3, "the clock moved once a second: {running:?}");
+    assert!(
+        running
+            .windows(2)
+            .all(|w| readings(&w[1].0).0[0] <= readings(&w[0].0).0[0]),
+        "{running:?}"
+    );
+}
+
+/// Milliseconds since the Unix epoch by this machine's clock (the test
+/// server's too).
+fn carcassonne_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_spectator_behind_the_delay_sees_the_clocks_still() {
+    let (server, mut client) = start().await;
+    let request = proto::CreateGameRequest {
+        time_control: Some(FORFEIT_10_MIN),
+        ..delayed_request("clocked-delayed", 2, &[], 5)
+    };
+    let (name, tokens) = create(&mut client, request).await;
+    // v3: Bot 0 placed its tile, v4 deployed, v5 Bot 1 drew: a spectator
+    // sees v3, Bot 0's follower decision pending, its clock running then.
+    play(&mut client, &name, &tokens, 2).await;
+    let mut child = spawn_watch(&server, &name, Stdio::null());
+    tokio::time::sleep(std::time::Duration::from_millis(2500)).await;
+    child.kill().unwrap();
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output().unwrap())
+        .await
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(versions(&stdout), [3], "{stdout}");
+    let clocks = lines_of(&stdout, "clocks: ");
+    assert_eq!(clocks.len(), 1, "no reading but the frame's: {stdout}");
+    let at3 = readings(clocks[0]);
+    assert_eq!(at3.1, Some(0), "{stdout}");
+    assert_eq!(at3.2, Some(120_000), "the decision's full 2 min: {stdout}");
 }

@@ -1,6 +1,9 @@
 // The server's HTTP API as the page uses it: JSON reads that retry while
 // the server cannot be reached, server-sent event streams that reopen from
-// where they stopped, and the banner that says the server is down.
+// where they stopped, and the banner that says the server is down. Every
+// answer's `Date` helps estimate the server's clock (servertime.js).
+
+import { noteDateHeader } from "./servertime.js";
 
 /** The server answered with an error (body: {code, reason, message}). */
 export class HttpError extends Error {
@@ -61,8 +64,10 @@ export async function getJson(url, { signal } = {}) {
   const source = `get ${url}`;
   for (let attempt = 0; ; attempt++) {
     let response;
+    const sentAt = Date.now();
     try {
       response = await fetch(url, { headers: { accept: "application/json" }, signal });
+      noteDateHeader(response.headers.get("date"), sentAt, Date.now());
     } catch (error) {
       if (signal?.aborted) throw error;
       markDown(source);

@@ -3,13 +3,17 @@
 // a finished game the points by feature and the audit. Its data: the game
 // (`/api/games/{id}`), its watch stream from the creation on (every event
 // with score changes and scores; live after the catch-up, behind by the
-// spectator delay) and the game at the version shown (`?version=N`).
+// spectator delay) and the game at the version shown (`?version=N`). The
+// players, their clocks and the result are players.js's.
 
 import { apiGamePath, gamePath, getJson, HttpError, num, openStream } from "./api.js";
 import { BoardView } from "./board.js";
 import { drawChart } from "./chart.js";
+import { timeControl, timeControlText } from "./clocks.js";
+import { PlayersView, renderResult } from "./players.js";
+import { noteEventTime } from "./servertime.js";
 import { moveRow, pointsByFeature, renderAudit } from "./summary.js";
-import { decisionText, el, eventText, icon, isFinished, rulesText, seatMark, STATUS, timeText } from "./words.js";
+import { el, eventText, icon, isFinished, rulesText, STATUS, timeText } from "./words.js";
 
 const SPEEDS = [1, 2, 4];
 const STEP_MS = 600; // one version per step at 1x
@@ -149,28 +153,9 @@ class GamePage {
       el("div", { class: "replay-share" }, this.shareLink, this.copyButton),
     );
 
-    this.playersBody = el("tbody");
-    const count = (info.rules?.expansions ?? []).includes("EXPANSION_COUNT");
-    this.withCount = count;
-    const players = el(
-      "table",
-      { class: "players" },
-      el("caption", {}, "Players"),
-      el(
-        "thead",
-        {},
-        el(
-          "tr",
-          {},
-          el("th", { scope: "col" }, "Player"),
-          el("th", { scope: "col", class: "num" }, "Score"),
-          el("th", { scope: "col", class: "num", title: "Followers in the supply" }, "Followers"),
-          count ? el("th", { scope: "col", class: "num", title: "Followers in Carcassonne" }, "In city") : null,
-        ),
-      ),
-      this.playersBody,
-    );
-    this.bagLine = el("p", { class: "bag" });
+    this.players = new PlayersView(info, this.pendingLine);
+    this.withCount = this.players.withCount;
+    this.resultSection = el("section", { class: "panel result", hidden: true, "aria-labelledby": "result-title" });
 
     this.chart = document.createElementNS("http://www.w3.org/2000/svg", "svg");
     this.chart.setAttribute("class", "chart");
@@ -182,6 +167,7 @@ class GamePage {
     this.auditSection = el("section", { class: "panel audit", "aria-labelledby": "audit-title" });
 
     const delay = num(info.spectatorDelay);
+    const control = timeControl(info);
     this.main.replaceChildren(
       el(
         "article",
@@ -196,6 +182,7 @@ class GamePage {
             { class: "game-meta" },
             el("span", {}, rulesText(info.rules)),
             el("span", {}, `created ${timeText(info.createTimeMs)}`),
+            control ? el("span", { class: "time-control", title: "Time control" }, timeControlText(control)) : null,
             delay ? el("span", {}, `spectators see it ${delay} ${delay === 1 ? "event" : "events"} behind`) : null,
           ),
         ),
@@ -206,7 +193,8 @@ class GamePage {
           el(
             "div",
             { class: "side" },
-            el("section", { class: "panel" }, players, this.bagLine),
+            this.resultSection,
+            el("section", { class: "panel" }, this.players.table, this.players.bagLine),
             el("section", { class: "panel" }, el("h2", {}, "Scores over time"), this.chart),
             el(
               "section",
@@ -252,6 +240,7 @@ class GamePage {
       const event = message.event.event ?? {};
       const version = num(event.version);
       if (this.events.has(version)) return;
+      noteEventTime(num(event.timeMs), Date.now());
       this.events.set(version, message.event);
       this.queueMove(message.event);
       this.grow(version);
@@ -275,6 +264,8 @@ class GamePage {
     }
     this.maxVersion = Math.max(this.maxVersion, version);
     this.slider.max = String(this.maxVersion);
+    // The state shown is the past now: its clocks stand still.
+    this.players.passed(this.maxVersion);
     if (this.following) this.scheduleFollow();
     this.scheduleChart();
   }
@@ -511,43 +502,10 @@ class GamePage {
 
   renderState(game) {
     this.onFirstShown();
-    const winners = new Set((game.winners ?? []).map(num));
-    const finished = isFinished(game);
-    const pendingSeat = finished ? null : num(game.pending?.seat);
-    this.playersBody.replaceChildren(
-      ...(game.players ?? []).map((player) => {
-        const seat = num(player.seat);
-        const turn = seat === pendingSeat;
-        const winner = finished && winners.has(seat);
-        return el(
-          "tr",
-          { class: [turn ? "turn" : "", winner ? "winner" : ""].join(" ").trim() || undefined, "data-seat": String(seat) },
-          el(
-            "th",
-            { scope: "row" },
-            seatMark(seat, 20),
-            el("span", { class: "player-name" }, player.name ?? ""),
-            turn ? el("span", { class: "turn-tag" }, "to play") : null,
-            winner ? el("span", { class: "winner-tag" }, "winner") : null,
-          ),
-          el("td", { class: "num score" }, String(num(player.score))),
-          el("td", { class: "num" }, String(num(player.followersInSupply))),
-          this.withCount ? el("td", { class: "num" }, String(num(player.followersInCarcassonne))) : null,
-        );
-      }),
-    );
-    const left = (game.bag ?? []).reduce((sum, tile) => sum + num(tile.count), 0);
-    this.bagLine.textContent = `${left} ${left === 1 ? "tile" : "tiles"} left in the bag`;
-    const name = (seat) => game.players?.find((p) => num(p.seat) === seat)?.name ?? `Seat ${seat + 1}`;
-    let pending = decisionText(game.pending, name);
-    if (finished) {
-      const names = [...winners].map(name);
-      pending = names.length ? `The game is over: ${names.join(" and ")} ${names.length === 1 ? "wins" : "win"}` : "The game is over";
-    }
-    this.pendingLine.replaceChildren(
-      finished || game.pending?.kind === "DECISION_KIND_DRAW" ? "" : seatMark(pendingSeat ?? 0, 18),
-      el("span", {}, pending),
-    );
+    // The present counts down; an earlier version, or the present as a
+    // spectator sees it behind the delay, stands still.
+    const live = num(game.version) >= this.maxVersion && !num(this.info.spectatorDelay);
+    this.players.show(game, { live });
     const article = this.main.querySelector(".game");
     article.dataset.scores = (game.players ?? []).map((p) => num(p.score)).join(",");
     article.dataset.scoresVersion = String(num(game.version));
@@ -627,6 +585,7 @@ class GamePage {
 
   renderFinal() {
     if (!isFinished(this.info)) return;
+    renderResult(this.resultSection, this.info);
     this.finalSection.hidden = false;
     this.finalSection.replaceChildren(...pointsByFeature(this.info, this.events.values(), this.withCount));
   }

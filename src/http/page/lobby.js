@@ -1,8 +1,10 @@
 // The lobby: every game of the server, running ones first, kept live by the
 // server's watch stream (created, started, finished), and running games'
-// scores refreshed every few seconds.
+// scores refreshed every few seconds. A card tells a clocked game's time
+// control, and why a game ended early.
 
 import { apiGamePath, gameId, gamePath, getJson, HttpError, num, openStream } from "./api.js";
+import { endReasonText, sentence, timeControl, timeControlText } from "./clocks.js";
 import { decisionText, el, isFinished, playerName, rulesText, seatMark, STATUS, timeText } from "./words.js";
 
 const PAGES = 10; // at most 1000 games listed
@@ -124,12 +126,14 @@ function card(game) {
     );
   });
   const status = STATUS[game.status] ?? "Unknown";
+  const early = isFinished(game) && game.ending?.reason && game.ending.reason !== "END_REASON_NORMAL";
+  const control = timeControl(game);
   return el(
     "li",
     { class: "game-card", "data-game": id },
     el(
       "a",
-      { href: gamePath(id), "aria-label": `Game ${id}, ${status.toLowerCase()}, version ${num(game.version)}` },
+      { href: gamePath(id), "aria-label": `Game ${id}, ${status.toLowerCase()}${early ? ` (${endReasonText(game.ending, (seat) => playerName(game, seat))})` : ""}, version ${num(game.version)}` },
       el(
         "div",
         { class: "card-board" },
@@ -148,6 +152,8 @@ function card(game) {
       ),
       el("ul", { class: "card-players" }, players),
       isFinished(game) ? null : el("p", { class: "card-pending" }, decisionText(game.pending, (seat) => playerName(game, seat))),
+      early ? el("p", { class: "card-ending" }, `${sentence(endReasonText(game.ending, (seat) => playerName(game, seat)))}.`) : null,
+      control && !isFinished(game) ? el("p", { class: "card-clock" }, `Clock: ${timeControlText(control)}`) : null,
       el(
         "div",
         { class: "card-meta" },

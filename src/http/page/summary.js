@@ -3,6 +3,7 @@
 // revealed seed, the verification, the record's download).
 
 import { apiGamePath, getJson, HttpError, num } from "./api.js";
+import { endReasonText } from "./clocks.js";
 import { el, eventText, FEATURES, isFinished, pointsKind, scoreChangeText, seatMark } from "./words.js";
 
 /**
@@ -18,7 +19,9 @@ export function moveRow(watched, name, drawn, select) {
   const changes = event.scoreChanges ?? [];
   const discarded = event.discarded ?? [];
   if (text === null && changes.length === 0 && discarded.length === 0) return null;
-  const seat = event.seat === undefined ? null : num(event.seat);
+  // A timeout names its seat in itself (the server acted, not the seat).
+  const acting = event.seat ?? event.timedOut?.seat;
+  const seat = acting === undefined || acting === null ? null : num(acting);
   return el(
     "li",
     { "data-version": String(version) },
@@ -46,8 +49,14 @@ export function moveRow(watched, name, drawn, select) {
         )
       : null,
     discarded.length ? el("p", { class: "discarded" }, `Discarded (fit nowhere): ${discarded.join(", ")}`) : null,
-    event.finished ? el("p", { class: "game-end" }, "End of the game") : null,
+    event.finished ? el("p", { class: "game-end" }, endOfGameText(watched.ending, name)) : null,
   );
+}
+
+/** "End of the game: Ada resigned" (T-11). */
+function endOfGameText(ending, name) {
+  const reason = endReasonText(ending, name);
+  return reason ? `End of the game: ${reason}` : "End of the game";
 }
 
 /**

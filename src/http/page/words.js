@@ -191,7 +191,45 @@ export function eventText(event, name, drawnKind) {
     const count = deploy.count && deploy.count !== "QUARTER_UNSPECIFIED" ? `, the count to the ${quarterName(deploy.count)}` : "";
     return `${who} deployed a follower to the ${quarterName(deploy.quarter)}${count}`;
   }
+  if (event.timedOut) return timeoutText(event, name(num(event.timedOut.seat)), drawnKind);
+  if (event.resigned) return `${who} resigned${abandonedText(event)}`;
+  if (event.aborted) return `${who} aborted the game: no result`;
+  if (event.resumed) {
+    const since = clockTimeText(event.resumed.downSinceMs);
+    return `The server was down${since ? ` (last alive at ${since})` : ""}; clocks resumed`;
+  }
   return who ? `${who} acted` : "Event";
+}
+
+/** "; tile K left the game" for a seat that went out holding a drawn tile. */
+function abandonedText(event) {
+  return event.abandoned ? `; tile ${event.abandoned} left the game` : "";
+}
+
+/** A timeout (T-5): the seat went out (forfeit), or the server decided for it (auto). */
+function timeoutText(event, who, drawnKind) {
+  const decided = (event.decidedForSeat ?? []).map((action) => actionText(action, drawnKind)).filter(Boolean);
+  let text = `${who} ran out of time`;
+  if (event.seatOut !== undefined && event.seatOut !== null) text += ` and is out${abandonedText(event)}`;
+  if (decided.length) text += `; the server decided for ${who}: ${decided.join(", ")}`;
+  return text;
+}
+
+/** An action the server took for a seat (T-7), in words. */
+function actionText(action, drawnKind) {
+  if (action.placeTile) {
+    const at = `(${num(action.placeTile.position?.x)}, ${num(action.placeTile.position?.y)})`;
+    const rotation = num(action.placeTile.rotation);
+    return `placed tile${drawnKind ? ` ${drawnKind}` : ""} at ${at}${rotation ? `, turned ${rotation}°` : ""}`;
+  }
+  if (action.placeFollower) {
+    const place = action.placeFollower.place;
+    return !place || place === "PLACE_UNSPECIFIED" ? "deployed no follower" : `deployed ${placeText(place)}`;
+  }
+  if (action.pass) return "passed";
+  if (action.moveFromCarcassonne) return `moved a follower from Carcassonne to ${targetText(action.moveFromCarcassonne.target)}`;
+  if (action.deployToCarcassonne) return `deployed a follower to the ${quarterName(action.deployToCarcassonne.quarter)}`;
+  return "";
 }
 
 // The rules that score farmers (docs/rules.md): their score change names
@@ -224,6 +262,15 @@ export function timeText(ms) {
   const value = num(ms);
   if (!value) return "";
   return new Date(value).toLocaleString(undefined, { dateStyle: "medium", timeStyle: "short" });
+}
+
+/** A moment as a time of day (with the date when not today). */
+export function clockTimeText(ms) {
+  const value = num(ms);
+  if (!value) return "";
+  const date = new Date(value);
+  const today = date.toDateString() === new Date().toDateString();
+  return today ? date.toLocaleTimeString() : date.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
 }
 
 const ICONS = {
