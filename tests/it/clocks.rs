@@ -669,6 +669,30 @@ async fn every_ending_shows_its_reason_and_ranking_in_every_view() {
             _ => ranks(first),
         };
         assert!(expected_ranks.contains(&1) || reason == proto::EndReason::Aborted);
+        // The export says the same, and verifies (as the page's audit asks).
+        let export = s
+            .watcher
+            .export_game(export_request(&name))
+            .await
+            .unwrap()
+            .into_inner();
+        let verified = s
+            .watcher
+            .verify_game(proto::VerifyGameRequest {
+                record_json: export.record_json,
+                events: export.events,
+                seed: export.seed,
+                name: name.clone(),
+                seed_sha256: first.seed_sha256.clone(),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(verified.ok, "{name}: {verified:?}");
+        assert_eq!(verified.ending, first.ending, "{name}: the export's ending");
+        let verified_ranks: Vec<u32> = verified.ranks.clone();
+        let expected_verified: Vec<u32> = expected_ranks.iter().copied().filter(|&r| r > 0).collect();
+        assert_eq!(verified_ranks, expected_verified, "{name}: the export's ranks");
         for (view, g) in &views {
             assert_eq!(g.status(), proto::GameStatus::Finished, "{name} in {view}");
             assert_eq!(ending(g), Some((reason, seat)), "{name} in {view}");
