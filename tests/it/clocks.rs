@@ -10,9 +10,8 @@ use std::time::Duration;
 use carcassonne::api::status::ApiError;
 use carcassonne::games::{Acting, Games, Settled};
 use carcassonne::proto::{self, action::Action as A, game_event::Event as E};
-use carcassonne::server::ServerConfig;
 use carcassonne_engine::{Event, Seat};
-use carcassonne_store::{EventStore, GameId, ManualClock, MemoryStore, RequestId, StoreConfig};
+use carcassonne_store::{EventStore, GameId, ManualClock, MemoryStore, RequestId};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
 use tonic::transport::Channel;
@@ -23,24 +22,16 @@ use crate::support::*;
 const T0: u64 = 1_800_000_000_000;
 const SECOND: u64 = 1_000;
 
-/// A server on a store of its own whose clock is the test's.
+/// A server whose clock is the test's, and its clients.
 struct Clocked {
     server: TestServer,
     client: proto::game_service_client::GameServiceClient<Channel>,
     watcher: proto::watch_service_client::WatchServiceClient<Channel>,
     clock: Arc<ManualClock>,
-    _dir: tempfile::TempDir,
 }
 
 async fn clocked_server() -> Clocked {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(T0));
-    let server = TestServer::start_with(ServerConfig {
-        data: dir.path().to_owned(),
-        store: StoreConfig::default().clock(clock.clone()),
-        ..ServerConfig::default()
-    })
-    .await;
+    let (server, clock) = TestServer::start_clocked(T0).await;
     let client = server.client().await;
     let watcher = server.watcher().await;
     Clocked {
@@ -48,7 +39,6 @@ async fn clocked_server() -> Clocked {
         client,
         watcher,
         clock,
-        _dir: dir,
     }
 }
 

@@ -5,8 +5,8 @@
 use carcassonne::proto;
 
 use crate::support::{
-    create, delayed_request, export_request, game, game_at, legal, legal_as, play_step, play_to_end, replay,
-    replay_request, server_changes, snapshot, start, watch, watch_request, with_token,
+    create, delayed_request, export_request, game, game_at, legal, legal_as, play_step, play_to_end, rechain,
+    replay, replay_request, server_changes, snapshot, start, watch, watch_request, with_token,
 };
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -165,39 +165,6 @@ async fn an_export_at_every_version_of_a_running_game_verifies_as_in_progress() 
     let verified = crate::cli::run_verify(&export.record_json);
     assert!(verified.contains("finished"), "{verified}");
     server.stop().await;
-}
-
-/// A log moved to another game's name, with every hash recomputed: a chain
-/// that checks out on its own.
-fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
-    use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
-    let id = GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
-    let mut previous = Hash::ZERO;
-    events
-        .iter()
-        .map(|e| {
-            let event = StoredEvent {
-                game: id.clone(),
-                seq: e.seq as u64,
-                position: e.position as u64,
-                time_millis: e.time_ms as u64,
-                actor: e.seat.map_or(Actor::Server, |s| Actor::Seat(s as u8)),
-                request_id: RequestId::new(e.request_id.clone()).unwrap(),
-                schema: e.schema as u16,
-                payload: e.payload.clone(),
-                prev_hash: previous,
-                hash: Hash::ZERO,
-            };
-            let (_, hash) = carcassonne_store::envelope::encode(&event);
-            let out = proto::StoredEvent {
-                prev_hash: previous.to_string(),
-                hash: hash.to_string(),
-                ..e.clone()
-            };
-            previous = hash;
-            out
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

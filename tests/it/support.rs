@@ -12,6 +12,8 @@ use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::watch_service_client::WatchServiceClient;
 use carcassonne::proto::{self, action::Action as A, watch_game_response::Message as W};
 use carcassonne::server::{self, ServerConfig};
+use carcassonne_store::{ManualClock, StoreConfig};
+use std::sync::Arc;
 use tokio::sync::oneshot;
 use tokio_stream::StreamExt as _;
 use tonic::transport::Channel;
@@ -52,6 +54,22 @@ impl TestServer {
             task: Some(task),
             _dir: None,
         }
+    }
+
+    /// A server on a store of its own whose clock stands at `start_ms` and
+    /// moves only when the test moves the clock returned (the timekeeper
+    /// wakes at every move).
+    pub async fn start_clocked(start_ms: u64) -> (TestServer, Arc<ManualClock>) {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(start_ms));
+        let mut server = TestServer::start_with(ServerConfig {
+            data: dir.path().to_owned(),
+            store: StoreConfig::default().clock(clock.clone()),
+            ..ServerConfig::default()
+        })
+        .await;
+        server._dir = Some(dir);
+        (server, clock)
     }
 
     /// `http://` and the server's address.
@@ -489,4 +507,37 @@ impl Drop for Served {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// A log with every hash recomputed, named `name` (moved to another game,
+/// or its events changed): a chain that checks out on its own.
+pub fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
+    use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
+    let id = GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
+    let mut previous = Hash::ZERO;
+    events
+        .iter()
+        .map(|e| {
+            let event = StoredEvent {
+                game: id.clone(),
+                seq: e.seq as u64,
+                position: e.position as u64,
+                time_millis: e.time_ms as u64,
+                actor: e.seat.map_or(Actor::Server, |s| Actor::Seat(s as u8)),
+                request_id: RequestId::new(e.request_id.clone()).unwrap(),
+                schema: e.schema as u16,
+                payload: e.payload.clone(),
+                prev_hash: previous,
+                hash: Hash::ZERO,
+            };
+            let (_, hash) = carcassonne_store::envelope::encode(&event);
+            let out = proto::StoredEvent {
+                prev_hash: previous.to_string(),
+                hash: hash.to_string(),
+                ..e.clone()
+            };
+            previous = hash;
+            out
+        })
+        .collect()
 }

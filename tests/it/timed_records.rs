@@ -8,14 +8,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use carcassonne::proto::{self, action::Action as A};
-use carcassonne::server::ServerConfig;
 use carcassonne_engine::record::{Interruption, Record};
 use carcassonne_engine::{Ending, Seat};
-use carcassonne_store::{ManualClock, StoreConfig};
+use carcassonne_store::ManualClock;
 use tonic::transport::Channel;
 
 use crate::support::{
-    TestServer, act, create, create_request, export_request, game, legal_as, play_step, with_token,
+    TestServer, act, create, create_request, export_request, game, legal_as, play_step, rechain, with_token,
 };
 
 /// 2025-12-02, in ms since the Unix epoch: the server's clock at the start.
@@ -23,19 +22,8 @@ const T0: u64 = 1_764_650_000_000;
 const MINUTE_MS: u32 = 60_000;
 
 /// A server whose clock moves only when the test moves it.
-async fn clocked_server() -> (TestServer, Arc<ManualClock>, tempfile::TempDir) {
-    let dir = tempfile::tempdir().unwrap();
-    let clock = Arc::new(ManualClock::new(T0));
-    let server = TestServer::start_with(ServerConfig {
-        data: dir.path().to_owned(),
-        store: StoreConfig {
-            clock: clock.clone(),
-            ..StoreConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await;
-    (server, clock, dir)
+async fn clocked_server() -> (TestServer, Arc<ManualClock>) {
+    TestServer::start_clocked(T0).await
 }
 
 /// Three seats, a minute each and a second's increment, `forfeit`.
@@ -94,11 +82,10 @@ struct Ended {
     export: proto::ExportGameResponse,
     resigned: u8,
     timed_out: u8,
-    _dir: tempfile::TempDir,
 }
 
 async fn a_game_ended_by_a_resignation_and_a_timeout(request_id: &str) -> Ended {
-    let (server, clock, dir) = clocked_server().await;
+    let (server, clock) = clocked_server().await;
     let mut client = server.client().await;
     let mut w = server.watcher().await;
     let (name, tokens) = create(&mut client, clocked_request(request_id)).await;
@@ -159,7 +146,6 @@ async fn a_game_ended_by_a_resignation_and_a_timeout(request_id: &str) -> Ended 
         export,
         resigned,
         timed_out,
-        _dir: dir,
     }
 }
 
@@ -355,7 +341,7 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
 async fn a_clocked_game_exported_at_every_version_verifies_as_in_progress() {
     // With the Count a turn may have many decisions, and the export must
     // cut the timeline where it cuts the turns.
-    let (server, clock, _dir) = clocked_server().await;
+    let (server, clock) = clocked_server().await;
     let mut client = server.client().await;
     let mut w = server.watcher().await;
     let request = proto::CreateGameRequest {
@@ -404,39 +390,6 @@ async fn a_clocked_game_exported_at_every_version_verifies_as_in_progress() {
     let verified = crate::cli::run_verify(&export.record_json);
     assert!(verified.starts_with("ok: 71 turns, finished"), "{verified}");
     server.stop().await;
-}
-
-/// A log with every hash recomputed after its events were changed: a chain
-/// that checks out on its own.
-fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
-    use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
-    let id = GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
-    let mut previous = Hash::ZERO;
-    events
-        .iter()
-        .map(|e| {
-            let event = StoredEvent {
-                game: id.clone(),
-                seq: e.seq as u64,
-                position: e.position as u64,
-                time_millis: e.time_ms as u64,
-                actor: e.seat.map_or(Actor::Server, |s| Actor::Seat(s as u8)),
-                request_id: RequestId::new(e.request_id.clone()).unwrap(),
-                schema: e.schema as u16,
-                payload: e.payload.clone(),
-                prev_hash: previous,
-                hash: Hash::ZERO,
-            };
-            let (_, hash) = carcassonne_store::envelope::encode(&event);
-            let out = proto::StoredEvent {
-                prev_hash: previous.to_string(),
-                hash: hash.to_string(),
-                ..e.clone()
-            };
-            previous = hash;
-            out
-        })
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -6,8 +6,7 @@ use std::sync::Arc;
 
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::{self, action::Action as A};
-use carcassonne::server::ServerConfig;
-use carcassonne_store::{ManualClock, StoreConfig};
+use carcassonne_store::ManualClock;
 use tonic::transport::Channel;
 
 use crate::support::{
@@ -321,25 +320,10 @@ async fn q_quits_watch_in_the_middle_of_a_game() {
 const T0: u64 = 1_000_000_000_000;
 
 /// A server whose clock stands at `T0` and moves only when told.
-async fn manual_server() -> (
-    TestServer,
-    GameServiceClient<Channel>,
-    Arc<ManualClock>,
-    tempfile::TempDir,
-) {
-    let clock = Arc::new(ManualClock::new(T0));
-    let dir = tempfile::tempdir().unwrap();
-    let server = TestServer::start_with(ServerConfig {
-        data: dir.path().to_owned(),
-        store: StoreConfig {
-            clock: clock.clone(),
-            ..StoreConfig::default()
-        },
-        ..ServerConfig::default()
-    })
-    .await;
+async fn manual_server() -> (TestServer, GameServiceClient<Channel>, Arc<ManualClock>) {
+    let (server, clock) = TestServer::start_clocked(T0).await;
     let client = server.client().await;
-    (server, client, clock, dir)
+    (server, client, clock)
 }
 
 /// A game of `players` with a time control, created at the clock's time.
@@ -400,7 +384,7 @@ const FORFEIT_10_MIN: proto::TimeControl = proto::TimeControl {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn replay_shows_each_steps_clocks_as_they_were_and_watch_the_end_and_ranking() {
-    let (server, mut client, clock, _dir) = manual_server().await;
+    let (server, mut client, clock) = manual_server().await;
     let (name, tokens) = clocked_game(&mut client, "clocked-replay", 2, FORFEIT_10_MIN).await;
     // v2 (at T0): Bot 0 drew; 7 s to place it (v3), 3 s more to deploy
     // (v4: its increment), v5 Bot 1 draws; 4 s later Bot 1 resigns (v6).
@@ -461,7 +445,7 @@ async fn replay_shows_each_steps_clocks_as_they_were_and_watch_the_end_and_ranki
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn timeouts_aborts_and_the_servers_decisions_read_as_what_happened() {
-    let (server, mut client, clock, _dir) = manual_server().await;
+    let (server, mut client, clock) = manual_server().await;
     let addr = server.url();
     let fast = |on_timeout: proto::TimeoutRule| proto::TimeControl {
         decision_ms: 1_500,

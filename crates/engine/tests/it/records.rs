@@ -641,28 +641,10 @@ mod timed {
     use carcassonne_engine::record::{Interruption, Outcome, Record, Turn};
     use carcassonne_engine::*;
 
+    pub use crate::rules::time::{MINUTE, SECOND, auto, fischer};
+
     /// 2025-12-02, as the server stores times: ms since the Unix epoch.
     pub const T0: u64 = 1_764_650_000_000;
-    pub const SECOND: u64 = 1_000;
-    pub const MINUTE: u64 = 60 * SECOND;
-
-    pub fn fischer(main_ms: u64, increment_ms: u64) -> TimeControl {
-        TimeControl {
-            main: Some(MainTime {
-                initial_ms: main_ms,
-                increment_ms,
-            }),
-            decision_ms: None,
-            on_timeout: OnTimeout::Forfeit,
-        }
-    }
-
-    pub fn auto(control: TimeControl) -> TimeControl {
-        TimeControl {
-            on_timeout: OnTimeout::Auto,
-            ..control
-        }
-    }
 
     /// A game played command by command at times the test sets, with its
     /// events and their times. Its tiles come from `bag` in order, each

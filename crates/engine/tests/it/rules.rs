@@ -52,7 +52,7 @@ mod errors;
 mod farmers;
 mod river;
 mod seeds;
-mod time;
+pub mod time;
 
 use carcassonne_engine::*;
 

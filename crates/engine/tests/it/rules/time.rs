@@ -8,10 +8,10 @@ use carcassonne_engine::*;
 
 use super::{Table, count, given, kind, pos};
 
-const SECOND: u64 = 1_000;
-const MINUTE: u64 = 60 * SECOND;
+pub const SECOND: u64 = 1_000;
+pub const MINUTE: u64 = 60 * SECOND;
 
-fn fischer(main_ms: u64, increment_ms: u64) -> TimeControl {
+pub fn fischer(main_ms: u64, increment_ms: u64) -> TimeControl {
     TimeControl {
         main: Some(MainTime {
             initial_ms: main_ms,
@@ -22,7 +22,7 @@ fn fischer(main_ms: u64, increment_ms: u64) -> TimeControl {
     }
 }
 
-fn per_decision(limit_ms: u64) -> TimeControl {
+pub fn per_decision(limit_ms: u64) -> TimeControl {
     TimeControl {
         main: None,
         decision_ms: Some(limit_ms),
@@ -30,7 +30,7 @@ fn per_decision(limit_ms: u64) -> TimeControl {
     }
 }
 
-fn auto(control: TimeControl) -> TimeControl {
+pub fn auto(control: TimeControl) -> TimeControl {
     TimeControl {
         on_timeout: OnTimeout::Auto,
         ..control
