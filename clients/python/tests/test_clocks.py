@@ -4,6 +4,7 @@ through the real server. The tests that wait for a deadline use a limit of
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -12,8 +13,9 @@ import grpc
 import pytest
 
 from carcassonne_client import CreatedGame, GameClient, GameError, LegalActions, pb
+from carcassonne_client.bot import play_random_game
 from carcassonne_client.client import new_request_id, time_control
-from carcassonne_client.clocks import ServerClock, local_now_ms, seat_clock
+from carcassonne_client.clocks import ServerClock, clocks, local_now_ms, seat_clock
 
 # A limit per decision short enough to wait for.
 SHORT_MS = 1500
@@ -98,6 +100,53 @@ def test_time_control_builds_what_the_server_keeps(client: GameClient) -> None:
     )
     assert error.code == grpc.StatusCode.INVALID_ARGUMENT
     assert error.metadata["field"].startswith("time_control")
+
+
+def test_a_clocked_game_is_played_to_its_end_with_time_to_spare(client: GameClient) -> None:
+    control = time_control(main_ms=120_000, increment_ms=1_000, decision_ms=30_000)
+    created = client.create_game(["Ada", "Bob", "Cy"], time_control=control)
+    deadlines: list[int] = []
+    stored: list[int] = []
+
+    def on_decision(legal: LegalActions) -> None:
+        now = local_now_ms()
+        assert legal.pending.deadline_ms > now, "every decision has time left when the bot reads it"
+        # The seat's decision runs against both the limit and its main time.
+        assert legal.pending.deadline_ms <= now + 30_000
+        deadlines.append(legal.pending.deadline_ms)
+
+    def on_response(response: pb.ActResponse) -> None:
+        stored.append(response.events[0].time_ms)
+        # One clock runs: that of the seat that owes the next decision.
+        pending = response.game.pending
+        for clock in clocks(response.game):
+            assert clock.main_left_ms is not None and clock.main_left_ms > 0
+            owes = pending.kind != pb.DECISION_KIND_UNSPECIFIED and clock.seat == pending.seat
+            assert clock.running == owes
+
+    game, steps = play_random_game(
+        client, created, random.Random(3), on_decision=on_decision, on_response=on_response
+    )
+
+    assert steps == len(deadlines) == len(stored) > 100
+    assert all(t < d for t, d in zip(stored, deadlines, strict=True)), "stored before its deadline"
+    assert game.status == pb.GAME_STATUS_FINISHED
+    assert game.ending.reason == pb.END_REASON_NORMAL
+    assert game.pending.deadline_ms == 0
+    for player in game.players:
+        assert player.status == pb.SEAT_STATUS_PLAYING
+        # Each seat got an increment per turn: more than it started with.
+        assert player.time_left_ms > 120_000
+        clock = seat_clock(game, player.seat)
+        assert (clock.main_left_ms, clock.decision_left_ms, clock.running) == (
+            player.time_left_ms,
+            None,
+            False,
+        )
+    # Ranks by score, equal scores sharing one; the winners are ranked first.
+    for a in game.players:
+        assert a.rank == 1 + sum(1 for b in game.players if b.score > a.score)
+    assert sorted(game.winners) == [p.seat for p in game.players if p.rank == 1]
 
 
 def test_a_seats_clock_is_read_from_a_game_and_from_a_watched_event(client: GameClient) -> None:
