@@ -8,12 +8,15 @@ export {
   DEFAULT_TIMEOUT_MS,
   newRequestId,
   ruleOptions,
+  timeControl,
   type ActOptions,
   type ClientOptions,
   type CreatedGame,
   type CreateGameOptions,
   type LegalActions,
+  type TimeControlOptions,
 } from "./client.js";
+export { clocks, localNowMs, seatClock, ServerClock, type ClockOptions, type SeatClock } from "./clock.js";
 export { authorization, DEFAULT_RETRY, type RetryPolicy } from "./call.js";
 export { GameError, ErrorInfoSchema, grpcCodeName } from "./errors.js";
 export { watchGame, type ResumeInfo, type WatchOptions } from "./watch.js";
