@@ -6,11 +6,14 @@ import assert from "node:assert/strict";
 import { after, before, test } from "node:test";
 import { create, equals } from "@bufbuild/protobuf";
 import {
+  clocks,
   Code,
   localNowMs,
   newRequestId,
   pb,
+  playRandomGame,
   seatClock,
+  seededRandom,
   ServerClock,
   timeControl,
   type CreatedGame,
@@ -19,7 +22,7 @@ import {
 } from "../src/index.js";
 import { connect } from "../src/node.js";
 import { sleep } from "../src/call.js";
-import { assertReason, rejection } from "./support/games.js";
+import { assertReason, rejection, seedOf } from "./support/games.js";
 import { Server } from "./support/server.js";
 
 /** A limit per decision short enough to wait for. */
@@ -114,6 +117,62 @@ test("timeControl builds what the server keeps", async () => {
   );
   assertReason(error, Code.InvalidArgument, "INVALID_ARGUMENT");
   assert.match(error.metadata["field"] ?? "", /^time_control/);
+});
+
+test("a clocked game is played to its end with time to spare at every decision", async () => {
+  const control = timeControl({ mainMs: 120_000, incrementMs: 1_000, decisionMs: 30_000 });
+  const created = await client.createGame(["Ada", "Bob", "Cy"], {
+    timeControl: control,
+    seed: seedOf("clocked"),
+  });
+  const deadlines: bigint[] = [];
+  const stored: bigint[] = [];
+  const { game, steps } = await playRandomGame(client, created, {
+    random: seededRandom(3),
+    onDecision: (legal) => {
+      const now = BigInt(localNowMs());
+      assert.ok(legal.pending.deadlineMs > now, "every decision has time left when the bot reads it");
+      // The seat's decision runs against both the limit and its main time.
+      assert.ok(legal.pending.deadlineMs <= now + 30_000n);
+      deadlines.push(legal.pending.deadlineMs);
+    },
+    onResponse: (response) => {
+      stored.push(response.events[0]!.timeMs);
+      // One clock runs: that of the seat that owes the next decision.
+      const pending = response.game!.pending!;
+      for (const clock of clocks(response.game!)) {
+        assert.ok(clock.mainLeftMs !== undefined && clock.mainLeftMs > 0);
+        const owes = pending.kind !== pb.DecisionKind.UNSPECIFIED && clock.seat === pending.seat;
+        assert.equal(clock.running, owes);
+      }
+    },
+  });
+
+  assert.ok(steps > 100);
+  assert.equal(deadlines.length, steps);
+  assert.equal(stored.length, steps);
+  stored.forEach((t, i) => assert.ok(t < deadlines[i]!, `action ${i} stored before its deadline`));
+  assert.equal(game.status, pb.GameStatus.FINISHED);
+  assert.equal(game.ending?.reason, pb.EndReason.NORMAL);
+  assert.equal(game.pending?.deadlineMs, 0n);
+  for (const player of game.players) {
+    assert.equal(player.status, pb.SeatStatus.PLAYING);
+    // Each seat got an increment per turn: more than it started with.
+    assert.ok(player.timeLeftMs! > 120_000n, `seat ${player.seat}: ${player.timeLeftMs}`);
+    const clock = seatClock(game, player.seat);
+    assert.deepEqual(
+      [clock.mainLeftMs, clock.decisionLeftMs, clock.running],
+      [Number(player.timeLeftMs), undefined, false],
+    );
+  }
+  // Ranks by score, equal scores sharing one; the winners are ranked first.
+  for (const a of game.players) {
+    assert.equal(a.rank, 1 + game.players.filter((b) => b.score > a.score).length);
+  }
+  assert.deepEqual(
+    [...game.winners].sort(),
+    game.players.filter((p) => p.rank === 1).map((p) => p.seat),
+  );
 });
 
 test("a seat's clock is read from a game and from a watched event", async () => {
