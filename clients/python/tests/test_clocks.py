@@ -366,6 +366,7 @@ def test_request_ids_beginning_with_a_tilde_are_the_servers_own(client: GameClie
             created.name, created.tokens[0], legal.version, legal.actions[0], request_id="~mine"
         ),
         lambda: client.resign(created.name, created.tokens[1], legal.version, request_id="~r1"),
+        lambda: client.abort(created.name, created.tokens[1], legal.version, request_id="~a1"),
         lambda: client.create_game(["Ada", "Bob"], request_id="~" + new_request_id()),
     ]
     for call in calls:
