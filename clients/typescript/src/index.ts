@@ -20,5 +20,12 @@ export { clocks, localNowMs, seatClock, ServerClock, type ClockOptions, type Sea
 export { authorization, DEFAULT_RETRY, type RetryPolicy } from "./call.js";
 export { GameError, ErrorInfoSchema, grpcCodeName } from "./errors.js";
 export { watchGame, type ResumeInfo, type WatchOptions } from "./watch.js";
-export { MAX_STEPS, playRandomGame, seededRandom, type PlayOptions } from "./play.js";
+export {
+  MAX_STEPS,
+  playRandomGame,
+  SAFETY_MARGIN_MS,
+  seededRandom,
+  thinkingMs,
+  type PlayOptions,
+} from "./play.js";
 export { Code } from "@connectrpc/connect";
