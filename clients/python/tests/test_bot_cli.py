@@ -6,6 +6,7 @@ import hashlib
 import re
 import subprocess
 import sys
+import time
 
 from server_process import ServerProcess
 
@@ -41,16 +42,18 @@ def test_the_bot_plays_a_game_and_prints_scores_and_winners(
     assert game.status == pb.GAME_STATUS_FINISHED
     assert hashlib.sha256(bytes.fromhex(game.seed)).hexdigest() == game.seed_sha256
 
-    # It prints every seat's final score and marks the winners.
+    # How it ended, then every seat's final score and rank, and the winners.
+    assert "\nending: NORMAL: the last tile was played\n" in result.stdout
     lines = score_lines(result.stdout)
     assert len(lines) == 3
     for player, line in zip(game.players, lines, strict=True):
-        parsed = re.fullmatch(r"\s*seat (\d+)\s+(.+?)\s+(\d+)(  winner)?", line)
+        parsed = re.fullmatch(r"\s*seat (\d+)\s+(.+?)\s+(\d+)  rank (\d+)(  winner)?", line)
         assert parsed, line
         assert int(parsed.group(1)) == player.seat
         assert parsed.group(2) == player.name
         assert int(parsed.group(3)) == player.score
-        assert bool(parsed.group(4)) == (player.seat in game.winners)
+        assert int(parsed.group(4)) == player.rank
+        assert bool(parsed.group(5)) == (player.seat in game.winners)
     winners = ", ".join(p.name for p in game.players if p.seat in game.winners)
     assert f"winners: {winners}" in result.stdout
     assert "matches its commitment" in result.stdout
@@ -73,6 +76,19 @@ def test_the_bot_refuses_bad_arguments(server: ServerProcess) -> None:
     result = run_bot(server, "--players", "6")
     assert result.returncode != 0
     assert "--players" in result.stderr
+    for args, flag in [
+        (["--main-ms", "-5"], "--main-ms"),
+        (["--on-timeout", "lose"], "--on-timeout"),
+        (["--resign-after", "2"], "--resign-after needs --resign-seat"),
+        (["--players", "2", "--resign-seat", "2"], "--resign-seat"),
+    ]:
+        result = run_bot(server, *args)
+        assert result.returncode == 2, (args, result.stdout)
+        assert flag in result.stderr, (args, result.stderr)
+    # The server checks a time control: neither a main time nor a limit.
+    result = run_bot(server, "--on-timeout", "auto")
+    assert result.returncode == 1
+    assert "INVALID_ARGUMENT" in result.stderr and "time_control" in result.stderr
 
 
 def test_the_bot_plays_a_game_with_a_spectator_delay_to_its_end(
@@ -89,3 +105,89 @@ def test_the_bot_plays_a_game_with_a_spectator_delay_to_its_end(
     game = client.get_game(match.group(1))
     assert game.status == pb.GAME_STATUS_FINISHED
     assert game.spectator_delay == 5
+
+
+def game_of(client: GameClient, stdout: str) -> pb.Game:
+    match = re.search(r"^(games/\S+) finished after (\d+) actions", stdout, re.MULTILINE)
+    assert match, stdout
+    return client.get_game(match.group(1))
+
+
+def test_the_bot_plays_a_clocked_game_and_shows_each_seats_time_left(
+    server: ServerProcess, client: GameClient
+) -> None:
+    clock = ["--main-ms", "120000", "--increment-ms", "1000", "--decision-ms", "30000"]
+    result = run_bot(server, "--players", "3", "--seed", "5", *clock)
+    assert result.returncode == 0, result.stderr
+    assert "too late" not in result.stderr
+    game = game_of(client, result.stdout)
+    assert game.time_control == pb.TimeControl(
+        main_ms=120_000,
+        increment_ms=1_000,
+        decision_ms=30_000,
+        on_timeout=pb.TIMEOUT_RULE_FORFEIT,
+    )
+    assert game.ending.reason == pb.END_REASON_NORMAL
+    assert "\nending: NORMAL: the last tile was played\n" in result.stdout
+    lines = score_lines(result.stdout)
+    assert len(lines) == 3
+    for player, line in zip(game.players, lines, strict=True):
+        parsed = re.search(r"  rank (\d+)  (\d+\.\d) s left(  winner)?$", line)
+        assert parsed, line
+        assert int(parsed.group(1)) == player.rank
+        assert parsed.group(2) == f"{player.time_left_ms / 1000:.1f}"
+
+
+def test_a_seat_of_the_bot_resigns_after_its_actions(
+    server: ServerProcess, client: GameClient
+) -> None:
+    result = run_bot(server, "--players", "2", "--resign-seat", "1", "--resign-after", "2")
+    assert result.returncode == 0, result.stderr
+    game = game_of(client, result.stdout)
+    assert game.ending == pb.Ending(reason=pb.END_REASON_RESIGNED, seat=1)
+    # Seat 0: tile, follower; seat 1: tile, follower; seat 0 again; seat 1 resigns.
+    assert " finished after 7 actions " in result.stdout
+    assert "\nending: RESIGNED: seat 1 (Bot 1) resigned\n" in result.stdout
+    first, second = score_lines(result.stdout)
+    assert first.endswith("  rank 1  winner"), first
+    assert second.endswith("  rank 2  resigned"), second
+    assert "winners: Bot 0\n" in result.stdout
+
+
+def test_the_bot_thinks_no_closer_to_a_deadline_than_its_margin(
+    server: ServerProcess, client: GameClient
+) -> None:
+    # Each decision has 1300 ms; the bot would think for a minute, but
+    # answers 1000 ms before the deadline: about 300 ms a decision, over
+    # the 6 decisions before seat 1 resigns.
+    started = time.monotonic()
+    result = run_bot(
+        server,
+        *["--players", "2", "--decision-ms", "1300", "--think-ms", "60000"],
+        *["--margin-ms", "1000", "--resign-seat", "1", "--resign-after", "2"],
+    )
+    elapsed = time.monotonic() - started
+    assert result.returncode == 0, result.stderr
+    assert "too late" not in result.stderr
+    game = game_of(client, result.stdout)
+    assert game.ending == pb.Ending(reason=pb.END_REASON_RESIGNED, seat=1)
+    assert 6 * 0.2 < elapsed < 20, f"it thought for {elapsed:.1f} s"
+
+
+def test_the_bot_reports_a_late_answer_and_plays_on(
+    server: ServerProcess, client: GameClient
+) -> None:
+    # No margin: seat 0 thinks up to its deadline, so its answer comes too
+    # late. Under auto the server decides for it and the game goes on, and
+    # seat 1 resigns at its first decision.
+    result = run_bot(
+        server,
+        *["--players", "2", "--decision-ms", "1500", "--on-timeout", "auto"],
+        *["--think-ms", "60000", "--margin-ms", "0", "--resign-seat", "1"],
+    )
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"^seat 0 answered too late at version 2: OUT_OF_TIME", result.stderr, re.M)
+    game = game_of(client, result.stdout)
+    assert game.ending == pb.Ending(reason=pb.END_REASON_RESIGNED, seat=1)
+    assert list(game.winners) == [0]
+    assert " finished after 1 actions " in result.stdout

@@ -2,22 +2,38 @@
 //
 //   carcassonne-bot --addr 127.0.0.1:50051 --players 4 [--river] [--count]
 //                   [--seed N] [--spectator-delay N] [--grpc-web]
+//                   [--main-ms MS] [--increment-ms MS] [--decision-ms MS]
+//                   [--on-timeout forfeit|auto] [--think-ms MS] [--margin-ms MS]
+//                   [--resign-seat SEAT] [--resign-after N]
 //
 // With --seed, the game's draw order is derived from the same number (as
 // the Python bot derives it), so a run replays exactly against the same
-// server version.
+// server version. With a clock, the bot answers at once, or after thinking
+// (--think-ms) at least the safety margin (--margin-ms, SAFETY_MARGIN_MS)
+// before each deadline (see play.ts); a seat timed out all the same is
+// reported and the game goes on as the server goes on. At the end it prints
+// how the game ended, each seat's rank and main time left.
 
 import { createHash } from "node:crypto";
 import { parseArgs } from "node:util";
-import { GameClient, ruleOptions } from "./client.js";
+import {
+  GameClient,
+  ruleOptions,
+  timeControl,
+  type LegalActions,
+  type TimeControlOptions,
+} from "./client.js";
 import { GameError } from "./errors.js";
 import { baseUrl, connect } from "./node.js";
-import type { Game } from "./pb.js";
-import { playRandomGame, seededRandom } from "./play.js";
+import { EndReason, SeatStatus, type Game } from "./pb.js";
+import { playRandomGame, SAFETY_MARGIN_MS, seededRandom, type PlayOptions } from "./play.js";
 import { connectWeb } from "./web.js";
 
 const USAGE = `usage: carcassonne-bot [--addr HOST:PORT] [--players 2..5] [--river] [--count]
                        [--seed N] [--spectator-delay N] [--grpc-web]
+                       [--main-ms MS] [--increment-ms MS] [--decision-ms MS]
+                       [--on-timeout forfeit|auto] [--think-ms MS] [--margin-ms MS]
+                       [--resign-seat SEAT] [--resign-after N]
 
 Create a game and play it to the end with random legal actions.
 
@@ -27,7 +43,21 @@ Create a game and play it to the end with random legal actions.
   --count                play with the Count of Carcassonne
   --seed N               seed of the bots' choices and of the draw order (default: random)
   --spectator-delay N    spectators see the game N events behind (default 0)
-  --grpc-web             talk grpc-web over HTTP/1.1, as a browser does, instead of gRPC`;
+  --grpc-web             talk grpc-web over HTTP/1.1, as a browser does, instead of gRPC
+
+Clocks (rules T-1 to T-11); without the first four, no clock runs:
+  --main-ms MS           each seat's main time
+  --increment-ms MS      added to a seat's main time each time it hands the game over
+  --decision-ms MS       the limit per decision
+  --on-timeout RULE      forfeit (the seat goes out) or auto (the server decides for it);
+                         default forfeit
+  --think-ms MS          pause before each answer, cut short by the margin (default 0)
+  --margin-ms MS         send each answer at least this long before its deadline
+                         (default ${SAFETY_MARGIN_MS})
+
+Resigning (for demos and tests):
+  --resign-seat SEAT     this seat resigns...
+  --resign-after N       ...at its first decision after N actions of its own (default 0)`;
 
 /** The 32-byte draw seed, as 64 hex digits, that --seed N stands for. */
 export function gameSeed(seed: number): string {
@@ -41,21 +71,54 @@ export function seedMatchesCommitment(game: Game): boolean {
   return createHash("sha256").update(Buffer.from(game.seed, "hex")).digest("hex") === game.seedSha256;
 }
 
-/** The final scores and winners, for people. */
+/** How the game ended (`Game.ending`), for people, after the reason's
+ * name: "RESIGNED: seat 1 (Bot 1) resigned". */
+export function formatEnding(game: Game): string {
+  const reason = game.ending?.reason ?? EndReason.UNSPECIFIED;
+  const seat = game.ending?.seat ?? 0;
+  const who = `seat ${seat} (${game.players.find((p) => p.seat === seat)?.name ?? "?"})`;
+  switch (reason) {
+    case EndReason.NORMAL:
+      return "NORMAL: the last tile was played";
+    case EndReason.OUT_OF_TIME:
+      return `OUT_OF_TIME: ${who} ran out of time`;
+    case EndReason.RESIGNED:
+      return `RESIGNED: ${who} resigned`;
+    case EndReason.ABORTED:
+      return `ABORTED: ${who} aborted the game, which has no result`;
+    default:
+      return `${EndReason[reason] ?? reason}: (unknown to this bot)`;
+  }
+}
+
+const OUT: Partial<Record<SeatStatus, string>> = {
+  [SeatStatus.OUT_OF_TIME]: "out of time",
+  [SeatStatus.RESIGNED]: "resigned",
+};
+
+/** How the game ended, the final scores, ranks, main time left and
+ * winners, for people. */
 export function formatResult(game: Game, steps: number): string {
   const winners = new Set(game.winners);
   const width = Math.max(...game.players.map((p) => p.name.length));
-  const lines = [`${game.name} finished after ${steps} actions (version ${game.version})`];
+  const lines = [
+    `${game.name} finished after ${steps} actions (version ${game.version})`,
+    `ending: ${formatEnding(game)}`,
+  ];
   for (const p of game.players) {
+    const rank = p.rank ? `rank ${p.rank}` : "rank -";
+    const left = p.timeLeftMs === undefined ? "" : `  ${(Number(p.timeLeftMs) / 1000).toFixed(1)} s left`;
+    const out = OUT[p.status] ? `  ${OUT[p.status]}` : "";
     const mark = winners.has(p.seat) ? "  winner" : "";
-    lines.push(`  seat ${p.seat}  ${p.name.padEnd(width)}  ${String(p.score).padStart(4)}${mark}`);
+    lines.push(
+      `  seat ${p.seat}  ${p.name.padEnd(width)}  ${String(p.score).padStart(4)}  ${rank}${left}${out}${mark}`,
+    );
   }
-  lines.push(
-    `winners: ${game.players
-      .filter((p) => winners.has(p.seat))
-      .map((p) => p.name)
-      .join(", ")}`,
-  );
+  const names = game.players
+    .filter((p) => winners.has(p.seat))
+    .map((p) => p.name)
+    .join(", ");
+  lines.push(`winners: ${names || "none"}`);
   const verdict = seedMatchesCommitment(game) ? "matches" : "DOES NOT MATCH";
   lines.push(`seed ${game.seed} ${verdict} its commitment ${game.seedSha256}`);
   return lines.join("\n");
@@ -69,7 +132,15 @@ interface BotArgs {
   seed: number | undefined;
   spectatorDelay: number;
   grpcWeb: boolean;
+  /** Undefined: no clock. */
+  clock: TimeControlOptions | undefined;
+  thinkMs: number;
+  marginMs: number;
+  resign: { seat: number; after: number } | undefined;
 }
+
+/** The longest duration the API takes (30 days, rule T-1) */
+const MAX_MS = 2_592_000_000;
 
 function integer(text: string | undefined, flag: string, min: number, max: number): number | undefined {
   if (text === undefined) return undefined;
@@ -94,18 +165,51 @@ export function parseBotArgs(argv: string[]): BotArgs | "help" {
       seed: { type: "string" },
       "spectator-delay": { type: "string", default: "0" },
       "grpc-web": { type: "boolean", default: false },
+      "main-ms": { type: "string" },
+      "increment-ms": { type: "string" },
+      "decision-ms": { type: "string" },
+      "on-timeout": { type: "string" },
+      "think-ms": { type: "string", default: "0" },
+      "margin-ms": { type: "string", default: String(SAFETY_MARGIN_MS) },
+      "resign-seat": { type: "string" },
+      "resign-after": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) return "help";
+  const players = integer(values.players, "--players", 2, 5) ?? 2;
+  const onTimeout = values["on-timeout"];
+  if (onTimeout !== undefined && onTimeout !== "forfeit" && onTimeout !== "auto") {
+    throw new UsageError(`--on-timeout: expected forfeit or auto, got ${JSON.stringify(onTimeout)}`);
+  }
+  const mainMs = integer(values["main-ms"], "--main-ms", 0, MAX_MS);
+  const incrementMs = integer(values["increment-ms"], "--increment-ms", 0, MAX_MS);
+  const decisionMs = integer(values["decision-ms"], "--decision-ms", 0, MAX_MS);
+  const clockGiven = [mainMs, incrementMs, decisionMs, onTimeout].some((v) => v !== undefined);
+  const resignSeat = integer(values["resign-seat"], "--resign-seat", 0, players - 1);
+  const resignAfter = integer(values["resign-after"], "--resign-after", 0, 2 ** 32 - 1);
+  if (resignSeat === undefined && resignAfter !== undefined) {
+    throw new UsageError("--resign-after needs --resign-seat");
+  }
   return {
     addr: values.addr,
-    players: integer(values.players, "--players", 2, 5) ?? 2,
+    players,
     river: values.river,
     count: values.count,
     seed: integer(values.seed, "--seed", 0, 2 ** 32 - 1),
     spectatorDelay: integer(values["spectator-delay"], "--spectator-delay", 0, 2 ** 32 - 1) ?? 0,
     grpcWeb: values["grpc-web"],
+    clock: clockGiven
+      ? {
+          mainMs: mainMs ?? 0,
+          incrementMs: incrementMs ?? 0,
+          decisionMs: decisionMs ?? 0,
+          onTimeout: onTimeout ?? "forfeit",
+        }
+      : undefined,
+    thinkMs: integer(values["think-ms"], "--think-ms", 0, MAX_MS) ?? 0,
+    marginMs: integer(values["margin-ms"], "--margin-ms", 0, MAX_MS) ?? SAFETY_MARGIN_MS,
+    resign: resignSeat === undefined ? undefined : { seat: resignSeat, after: resignAfter ?? 0 },
   };
 }
 
@@ -129,10 +233,13 @@ export async function main(argv: string[]): Promise<number> {
       rules: ruleOptions({ river: args.river, count: args.count }),
       spectatorDelay: args.spectatorDelay,
       ...(args.seed === undefined ? {} : { seed: gameSeed(args.seed) }),
+      ...(args.clock === undefined ? {} : { timeControl: timeControl(args.clock) }),
     });
     console.log(`created ${created.name} for ${args.players} players`);
-    const random = args.seed === undefined ? undefined : seededRandom(args.seed);
-    const { game, steps } = await playRandomGame(client, created, random ? { random } : {});
+    const play: PlayOptions = { thinkMs: args.thinkMs, marginMs: args.marginMs, onLate: reportLate };
+    if (args.seed !== undefined) play.random = seededRandom(args.seed);
+    if (args.resign !== undefined) play.resign = args.resign;
+    const { game, steps } = await playRandomGame(client, created, play);
     console.log(formatResult(game, steps));
     return 0;
   } catch (error) {
@@ -140,4 +247,11 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`error: ${text}`);
     return 1;
   }
+}
+
+function reportLate(legal: LegalActions, error: GameError): void {
+  console.error(
+    `seat ${legal.pending.seat} answered too late at version ${legal.version}: ` +
+      `${error.reason}, the server stored its timeout (deadline_ms ${error.metadata["deadline_ms"] ?? "?"})`,
+  );
 }

@@ -11,6 +11,9 @@
 // twice), a WatchGame that resumes, and one error type (GameError) with the
 // server's ErrorInfo reason. Requests and answers stay the generated
 // messages, so nothing of the API is hidden.
+//
+// Clocks: `timeControl` builds a game's time control for createGame;
+// `resign` and `abort` end a game early; clock.ts reads a seat's time left.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
@@ -20,6 +23,7 @@ import {
   Expansion,
   GameService,
   GameView,
+  TimeoutRule,
   WatchService,
   type Action,
   type ActionSchema,
@@ -30,6 +34,7 @@ import {
   type PendingDecision,
   type RuleOptionsSchema,
   type TileCount,
+  type TimeControlSchema,
   type WatchGameResponse,
 } from "./pb.js";
 import { authorization, backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from "./call.js";
@@ -62,6 +67,41 @@ export function ruleOptions(
   return { expansions: list };
 }
 
+/** Options of `timeControl`: milliseconds, 0 (or unset) for none. */
+export interface TimeControlOptions {
+  /** Each seat's main time (a chess clock). */
+  mainMs?: number;
+  /** Added to a seat's main time each time it hands the game over; only
+   * with a main time. */
+  incrementMs?: number;
+  /** The most one decision may take. */
+  decisionMs?: number;
+  /** What a timeout does: the seat goes out ("forfeit", the default; with 2
+   * players the other wins) or the server decides for it and the game goes
+   * on ("auto"). */
+  onTimeout?: "forfeit" | "auto";
+}
+
+/** A time control for createGame (docs/rules.md, T-1): a main time per
+ * seat with an increment, a limit per decision, or both. The server
+ * checks the numbers (INVALID_ARGUMENT, field "time_control...": at most
+ * 30 days each, a main time or a limit, no increment without a main time).
+ *
+ *     timeControl({ mainMs: 300_000, incrementMs: 5_000 })   // 5 min + 5 s
+ *     timeControl({ decisionMs: 86_400_000 })                // a day a move */
+export function timeControl(options: TimeControlOptions): MessageInitShape<typeof TimeControlSchema> {
+  const onTimeout = options.onTimeout ?? "forfeit";
+  if (onTimeout !== "forfeit" && onTimeout !== "auto") {
+    throw new RangeError(`onTimeout: "forfeit" or "auto", not ${JSON.stringify(onTimeout)}`);
+  }
+  return {
+    mainMs: options.mainMs ?? 0,
+    incrementMs: options.incrementMs ?? 0,
+    decisionMs: options.decisionMs ?? 0,
+    onTimeout: onTimeout === "auto" ? TimeoutRule.AUTO : TimeoutRule.FORFEIT,
+  };
+}
+
 export interface CreateGameOptions {
   /** Rule options; unset fields take the defaults of docs/rules.md. */
   rules?: MessageInitShape<typeof RuleOptionsSchema>;
@@ -76,6 +116,8 @@ export interface CreateGameOptions {
   spectatorDelay?: number;
   /** A custom bag of land tiles (kinds A to X). */
   tiles?: { kind: string; count: number }[] | TileCount[];
+  /** Clocks (see `timeControl`); unset: no clock runs. */
+  timeControl?: MessageInitShape<typeof TimeControlSchema>;
 }
 
 /** A new game and its seat tokens, which the server shows only once. */
@@ -131,6 +173,7 @@ export class GameClient {
       spectatorDelay: options.spectatorDelay ?? 0,
       tiles: options.tiles ?? [],
       ...(options.rules ? { rules: options.rules } : {}),
+      ...(options.timeControl ? { timeControl: options.timeControl } : {}),
     };
     const response = await this.call((call) => this.games.createGame(request, call));
     const game = required(response.game, "CreateGame answered no game");
@@ -192,6 +235,34 @@ export class GameClient {
       view: options.basic ? GameView.BASIC : GameView.FULL,
     };
     return this.call((call) => this.games.act(request, call), token);
+  }
+
+  /** The seat of `token` leaves the game (T-8), at any time, also while
+   * another seat decides: `act` with `Action.resign`, so the same request
+   * id and retries. `expectedVersion` is the game's version as the seat
+   * last read it (else ABORTED / STALE_VERSION). With one seat left, the
+   * game ends (ending RESIGNED) and that seat wins; with more, it goes on
+   * without this one. */
+  resign(
+    name: string,
+    token: string,
+    expectedVersion: bigint,
+    options: ActOptions = {},
+  ): Promise<ActResponse> {
+    return this.act(name, token, expectedVersion, { action: { case: "resign", value: {} } }, options);
+  }
+
+  /** Ends the game with no result (T-9: ending ABORTED, no ranking, no
+   * winners): `act` with `Action.abort`, so the same request id and
+   * retries. Only while some seat still in the game has had no decision of
+   * its own; later, FAILED_PRECONDITION / RULE_VIOLATION with rule T-9. */
+  abort(
+    name: string,
+    token: string,
+    expectedVersion: bigint,
+    options: ActOptions = {},
+  ): Promise<ActResponse> {
+    return this.act(name, token, expectedVersion, { action: { case: "abort", value: {} } }, options);
   }
 
   /** Follows a game live: a snapshot, then every event in order (and

@@ -2,7 +2,26 @@
 //
 // The server attaches a google.rpc.Status to every error (the
 // `grpc-status-details-bin` trailer) with a google.rpc.ErrorInfo detail
-// whose `reason` a program branches on (docs/client-guide.md lists them).
+// whose `reason` a program branches on (docs/client-guide.md, "Errors and
+// their reasons", has the whole table). By code:
+// - INVALID_ARGUMENT: INVALID_ARGUMENT (metadata `field`; e.g. a request id
+//   beginning with "~", which marks the server's own), MALFORMED_REQUEST.
+// - FAILED_PRECONDITION: RULE_VIOLATION (metadata `rule`, an id of
+//   docs/rules.md, e.g. T-9 for an abort after every seat has decided),
+//   WRONG_DECISION, GAME_FINISHED, and OUT_OF_TIME (metadata `seat`,
+//   `deadline_ms`, `rule` T-4): the action came at or after its seat's
+//   deadline, and the server stored the timeout instead (also the answer to
+//   an action on a version its seat's timeout has since replaced). There is
+//   no grace for network delay: act with time to spare.
+// - ABORTED: STALE_VERSION (metadata `version`, the current one).
+// - UNAUTHENTICATED: MISSING_TOKEN. PERMISSION_DENIED: BAD_TOKEN,
+//   NOT_YOUR_TURN (metadata `seat`, whose decision it is).
+// - NOT_FOUND: GAME_NOT_FOUND.
+// - ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED.
+// - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
+//   `limit`). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client
+//   retries UNAVAILABLE).
+// - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 // Connect-ES parses the Status into `ConnectError.details` and decodes a
 // detail given its message descriptor. ErrorInfo is not among the
 // well-known types @bufbuild/protobuf ships, and the npm registry has no
@@ -84,7 +103,8 @@ export function grpcCodeName(code: Code): string {
 /** A call that the server (or the transport) rejected.
  *
  * `reason` is the ErrorInfo reason ("BAD_TOKEN", "STALE_VERSION",
- * "RULE_VIOLATION", ...); undefined when the error came without one (a
+ * "RULE_VIOLATION", "OUT_OF_TIME", ...: see the top of this file);
+ * undefined when the error came without one (a
  * transport failure, a proxy), when `message` is all there is. */
 export class GameError extends Error {
   override readonly name = "GameError";
@@ -106,7 +126,8 @@ export class GameError extends Error {
     return grpcCodeName(this.code);
   }
 
-  /** The rule id of docs/rules.md that a RULE_VIOLATION names. */
+  /** The rule id of docs/rules.md that a RULE_VIOLATION names (and T-4
+   * for OUT_OF_TIME). */
   get rule(): string | undefined {
     return this.metadata["rule"];
   }

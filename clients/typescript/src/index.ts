@@ -8,14 +8,24 @@ export {
   DEFAULT_TIMEOUT_MS,
   newRequestId,
   ruleOptions,
+  timeControl,
   type ActOptions,
   type ClientOptions,
   type CreatedGame,
   type CreateGameOptions,
   type LegalActions,
+  type TimeControlOptions,
 } from "./client.js";
+export { clocks, localNowMs, seatClock, ServerClock, type ClockOptions, type SeatClock } from "./clock.js";
 export { authorization, DEFAULT_RETRY, type RetryPolicy } from "./call.js";
 export { GameError, ErrorInfoSchema, grpcCodeName } from "./errors.js";
 export { watchGame, type ResumeInfo, type WatchOptions } from "./watch.js";
-export { MAX_STEPS, playRandomGame, seededRandom, type PlayOptions } from "./play.js";
+export {
+  MAX_STEPS,
+  playRandomGame,
+  SAFETY_MARGIN_MS,
+  seededRandom,
+  thinkingMs,
+  type PlayOptions,
+} from "./play.js";
 export { Code } from "@connectrpc/connect";

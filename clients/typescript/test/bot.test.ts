@@ -6,6 +6,8 @@ import { dirname, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
+import { pb, type GameClient } from "../src/index.js";
+import { connect } from "../src/node.js";
 import { Server } from "./support/server.js";
 
 // From dist/test/: the package's bin/.
@@ -13,8 +15,10 @@ const BOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../bin/carcasso
 const run = promisify(execFile);
 
 let server: Server;
+let client: GameClient;
 before(async () => {
   server = await Server.start();
+  client = connect(server.addr);
 });
 after(async () => {
   await server.stop();
@@ -38,7 +42,11 @@ test("the bot plays a whole game and prints the scores, the winners and the chec
   const lines = first.stdout.trim().split("\n");
   assert.match(lines[0]!, /^created games\/\S+ for 4 players$/);
   assert.match(lines[1]!, /^games\/\S+ finished after \d+ actions \(version \d+\)$/);
-  assert.equal(lines.filter((l) => /^ {2}seat \d {2}Bot \d +\d+( {2}winner)?$/.test(l)).length, 4);
+  assert.equal(lines[2], "ending: NORMAL: the last tile was played");
+  assert.equal(
+    lines.filter((l) => /^ {2}seat \d {2}Bot \d +\d+ {2}rank [1-4]( {2}winner)?$/.test(l)).length,
+    4,
+  );
   assert.match(lines.at(-2)!, /^winners: Bot \d(, Bot \d)*$/);
   assert.match(lines.at(-1)!, /^seed [0-9a-f]{64} matches its commitment [0-9a-f]{64}$/);
 
@@ -69,4 +77,103 @@ test("--help prints the usage; a negative number is refused before any call", as
   const help = await bot("--help");
   assert.equal(help.code, 0);
   assert.match(help.stdout, /^usage: carcassonne-bot/);
+  assert.match(help.stdout, /--main-ms MS/);
+  assert.match(help.stdout, /--resign-after N/);
+});
+
+test("bad clock and resignation arguments are exit 2; a time control the server refuses is exit 1", async () => {
+  for (const [args, message] of [
+    [["--main-ms=-5"], /--main-ms: expected an integer from 0 to/],
+    [["--on-timeout", "lose"], /--on-timeout: expected forfeit or auto, got "lose"/],
+    [["--resign-after", "2"], /--resign-after needs --resign-seat/],
+    [["--players", "2", "--resign-seat", "2"], /--resign-seat: expected an integer from 0 to 1/],
+  ] as const) {
+    const out = await bot("--addr", server.addr, ...args);
+    assert.equal(out.code, 2, args.join(" "));
+    assert.match(out.stderr, message);
+  }
+  // Neither a main time nor a limit: the server says why.
+  const out = await bot("--addr", server.addr, "--on-timeout", "auto");
+  assert.equal(out.code, 1);
+  assert.match(out.stderr, /^error: INVALID_ARGUMENT INVALID_ARGUMENT: time_control.* field=time_control$/m);
+});
+
+/** The game the bot's output names, as the server has it now. */
+async function gameOf(stdout: string): Promise<pb.Game> {
+  const name = /^(games\/\S+) finished after \d+ actions/m.exec(stdout)?.[1];
+  assert.ok(name, stdout);
+  return client.getGame(name);
+}
+
+const seatLines = (stdout: string) => stdout.split("\n").filter((l) => l.startsWith("  seat "));
+
+test("the bot plays a clocked game and shows each seat's time left", async () => {
+  const clock = ["--main-ms", "120000", "--increment-ms", "1000", "--decision-ms", "30000"];
+  const out = await bot("--addr", server.addr, "--players", "3", "--seed", "5", ...clock);
+  assert.equal(out.code, 0, out.stderr);
+  assert.doesNotMatch(out.stderr, /too late/);
+  const game = await gameOf(out.stdout);
+  assert.deepEqual(
+    [game.timeControl?.mainMs, game.timeControl?.incrementMs, game.timeControl?.decisionMs],
+    [120_000, 1_000, 30_000],
+  );
+  assert.equal(game.timeControl?.onTimeout, pb.TimeoutRule.FORFEIT);
+  assert.equal(game.ending?.reason, pb.EndReason.NORMAL);
+  assert.match(out.stdout, /^ending: NORMAL: the last tile was played$/m);
+  const lines = seatLines(out.stdout);
+  assert.equal(lines.length, 3);
+  game.players.forEach((player, i) => {
+    const parsed = / {2}rank (\d+) {2}(\d+\.\d) s left( {2}winner)?$/.exec(lines[i]!);
+    assert.ok(parsed, lines[i]);
+    assert.equal(Number(parsed[1]), player.rank);
+    assert.equal(parsed[2], (Number(player.timeLeftMs) / 1000).toFixed(1));
+  });
+});
+
+test("a seat of the bot resigns after its actions", async () => {
+  const out = await bot("--addr", server.addr, "--players", "2", "--resign-seat", "1", "--resign-after", "2");
+  assert.equal(out.code, 0, out.stderr);
+  const game = await gameOf(out.stdout);
+  assert.equal(game.ending?.reason, pb.EndReason.RESIGNED);
+  assert.equal(game.ending?.seat, 1);
+  // Seat 0: tile, follower; seat 1: tile, follower; seat 0 again; seat 1 resigns.
+  assert.match(out.stdout, / finished after 7 actions /);
+  assert.match(out.stdout, /^ending: RESIGNED: seat 1 \(Bot 1\) resigned$/m);
+  const [first, second] = seatLines(out.stdout);
+  assert.match(first!, / {2}rank 1 {2}winner$/);
+  assert.match(second!, / {2}rank 2 {2}resigned$/);
+  assert.match(out.stdout, /^winners: Bot 0$/m);
+});
+
+test("the bot thinks no closer to a deadline than its margin", async () => {
+  // Each decision has 1300 ms; the bot would think for a minute, but
+  // answers 1000 ms before the deadline: about 300 ms a decision, over
+  // the 6 decisions before seat 1 resigns.
+  const started = Date.now();
+  const out = await bot(
+    ...["--addr", server.addr, "--players", "2", "--decision-ms", "1300", "--think-ms", "60000"],
+    ...["--margin-ms", "1000", "--resign-seat", "1", "--resign-after", "2"],
+  );
+  const elapsed = Date.now() - started;
+  assert.equal(out.code, 0, out.stderr);
+  assert.doesNotMatch(out.stderr, /too late/);
+  const game = await gameOf(out.stdout);
+  assert.equal(game.ending?.reason, pb.EndReason.RESIGNED);
+  assert.ok(elapsed > 6 * 200 && elapsed < 20_000, `it thought for ${elapsed} ms`);
+});
+
+test("the bot reports a late answer and plays on", async () => {
+  // No margin: seat 0 thinks up to its deadline, so its answer comes too
+  // late. Under auto the server decides for it and the game goes on, and
+  // seat 1 resigns at its first decision.
+  const out = await bot(
+    ...["--addr", server.addr, "--players", "2", "--decision-ms", "1500", "--on-timeout", "auto"],
+    ...["--think-ms", "60000", "--margin-ms", "0", "--resign-seat", "1"],
+  );
+  assert.equal(out.code, 0, out.stderr);
+  assert.match(out.stderr, /^seat 0 answered too late at version 2: OUT_OF_TIME/m);
+  const game = await gameOf(out.stdout);
+  assert.equal(game.ending?.reason, pb.EndReason.RESIGNED);
+  assert.deepEqual(game.winners, [0]);
+  assert.match(out.stdout, / finished after 1 actions /);
 });

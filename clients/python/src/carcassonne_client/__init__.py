@@ -19,15 +19,28 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from carcassonne_client import pb
-    from carcassonne_client.client import CreatedGame, GameClient, LegalActions
+    from carcassonne_client.client import CreatedGame, GameClient, LegalActions, time_control
+    from carcassonne_client.clocks import SeatClock, seat_clock
     from carcassonne_client.errors import GameError
 
-__all__ = ["CreatedGame", "GameClient", "GameError", "LegalActions", "pb"]
+__all__ = [
+    "CreatedGame",
+    "GameClient",
+    "GameError",
+    "LegalActions",
+    "SeatClock",
+    "pb",
+    "seat_clock",
+    "time_control",
+]
 
 _HOMES = {
     "CreatedGame": "carcassonne_client.client",
     "GameClient": "carcassonne_client.client",
     "LegalActions": "carcassonne_client.client",
+    "time_control": "carcassonne_client.client",
+    "SeatClock": "carcassonne_client.clocks",
+    "seat_clock": "carcassonne_client.clocks",
     "GameError": "carcassonne_client.errors",
 }
 

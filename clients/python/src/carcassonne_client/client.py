@@ -6,15 +6,18 @@ game with its token, or a game with a spectator delay shows it an earlier
 version), fresh request ids, a deadline on each call, and one exception type
 (GameError) with the server's ErrorInfo reason. Requests and answers stay the
 generated messages (see pb.py), so nothing of the API is hidden.
+
+Clocks: `time_control` builds a game's time control for `create_game`;
+`resign` and `abort` end a game early; clocks.py reads a seat's time left.
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import grpc
 
@@ -41,6 +44,42 @@ def rule_options(*, river: bool = False, count: bool = False) -> pb.RuleOptions:
     if count:
         expansions.append(pb.EXPANSION_COUNT)
     return pb.RuleOptions(expansions=expansions)
+
+
+TimeoutRuleName = Literal["forfeit", "auto"]
+
+_TIMEOUT_RULES: dict[str, pb.TimeoutRule] = {
+    "forfeit": pb.TIMEOUT_RULE_FORFEIT,
+    "auto": pb.TIMEOUT_RULE_AUTO,
+}
+
+
+def time_control(
+    *,
+    main_ms: int = 0,
+    increment_ms: int = 0,
+    decision_ms: int = 0,
+    on_timeout: TimeoutRuleName = "forfeit",
+) -> pb.TimeControl:
+    """A time control for `create_game` (docs/rules.md, T-1): a chess clock
+    of `main_ms` per seat plus `increment_ms` each time the seat hands the
+    game over, a limit of `decision_ms` per decision, or both (0: none).
+    `on_timeout`: "forfeit" (the seat goes out; with 2 players the other
+    wins) or "auto" (the server decides for it and the game goes on).
+
+    Durations are milliseconds, at most 30 days; the server checks them
+    (INVALID_ARGUMENT, field "time_control...": e.g. neither a main time
+    nor a limit, or an increment without a main time).
+
+        time_control(main_ms=300_000, increment_ms=5_000)   # 5 min + 5 s
+        time_control(decision_ms=86_400_000)                # a day a move
+    """
+    rule = _TIMEOUT_RULES.get(on_timeout)
+    if rule is None:
+        raise ValueError(f"on_timeout: 'forfeit' or 'auto', not {on_timeout!r}")
+    return pb.TimeControl(
+        main_ms=main_ms, increment_ms=increment_ms, decision_ms=decision_ms, on_timeout=rule
+    )
 
 
 @dataclass(frozen=True)
@@ -83,9 +122,11 @@ class GameClient:
 
     def __init__(self, channel: grpc.Channel, *, timeout: float = DEFAULT_TIMEOUT_S) -> None:
         self.channel = channel
-        # The raw stub, for what this wrapper does not cover (ListGames).
-        # Typed Any: grpc's generator writes no type hints for it.
+        # The raw stubs, for what this wrapper does not cover (ListGames,
+        # ReplayGame, ...). Typed Any: grpc's generator writes no type hints
+        # for them.
         self.stub: Any = pb.GameServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.watcher: Any = pb.WatchServiceStub(channel)  # type: ignore[no-untyped-call]
         self.timeout = timeout
 
     @classmethod
@@ -132,6 +173,7 @@ class GameClient:
         seed: bytes | None = None,
         request_id: str | None = None,
         spectator_delay: int = 0,
+        time_control: pb.TimeControl | None = None,
     ) -> CreatedGame:
         """Creates a game for 2 to 5 players (names in seat order).
 
@@ -142,6 +184,8 @@ class GameClient:
         server runs (later: GameError ALREADY_EXISTS / GAME_ALREADY_CREATED);
         other fields with the same id raise ALREADY_EXISTS /
         REQUEST_ID_REUSED. It never creates a second game.
+        `time_control` (see `time_control()`) gives the game clocks; None:
+        no clock runs.
         """
         request = pb.CreateGameRequest(
             request_id=request_id or new_request_id(),
@@ -149,6 +193,7 @@ class GameClient:
             rules=rules,
             seed=seed.hex() if seed else "",
             spectator_delay=spectator_delay,
+            time_control=time_control,
         )
         response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request)
         tokens = [t.token for t in sorted(response.tokens, key=lambda t: t.seat)]
@@ -204,6 +249,73 @@ class GameClient:
         )
         response: pb.ActResponse = self._call(self.stub.Act, request, _auth(token))
         return response
+
+    def resign(
+        self,
+        name: str,
+        token: str,
+        expected_version: int,
+        *,
+        request_id: str | None = None,
+        basic: bool = False,
+    ) -> pb.ActResponse:
+        """The seat of `token` leaves the game (T-8), at any time, also
+        while another seat decides: `act` with `Action.resign`, so the same
+        request id and retry rules. `expected_version` is the game's version
+        as the seat last read it (else ABORTED / STALE_VERSION). With one
+        seat left, the game ends (ending RESIGNED) and that seat wins; with
+        more, it goes on without this one.
+        """
+        resign = pb.Action(resign=pb.Resign())
+        return self.act(name, token, expected_version, resign, request_id=request_id, basic=basic)
+
+    def abort(
+        self,
+        name: str,
+        token: str,
+        expected_version: int,
+        *,
+        request_id: str | None = None,
+        basic: bool = False,
+    ) -> pb.ActResponse:
+        """Ends the game with no result (T-9: ending ABORTED, no ranking, no
+        winners): `act` with `Action.abort`, so the same request id and
+        retry rules. Only while some seat still in the game has had no
+        decision of its own; later, FAILED_PRECONDITION / RULE_VIOLATION
+        with rule T-9.
+        """
+        abort = pb.Action(abort=pb.Abort())
+        return self.act(name, token, expected_version, abort, request_id=request_id, basic=basic)
+
+    def watch_game(
+        self,
+        name: str,
+        token: str | None = None,
+        *,
+        from_version: int | None = None,
+        keep_alive_ms: int = 0,
+        timeout: float | None = None,
+    ) -> Iterator[pb.WatchGameResponse]:
+        """WatchGame as it comes: a snapshot (at `from_version`, or now),
+        then every event (a pb.WatchedEvent, with the pending decision, the
+        scores, each seat's `time_left_ms` and, at the end, the `ending`)
+        and the keep-alives; the stream ends after the event that ends the
+        game. It does not resume by itself: after a failure (GameError),
+        call again with `from_version` = the last version seen.
+        `timeout` bounds the whole stream (None: no deadline).
+        """
+        request = pb.WatchGameRequest(name=name, keep_alive_ms=keep_alive_ms)
+        if from_version is not None:
+            request.from_version = from_version
+        call = self.watcher.WatchGame(request, timeout=timeout, metadata=_auth(token))
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise GameError.from_rpc_error(error) from error
+        finally:
+            # A caller that stops reading (breaks out of its loop) ends the
+            # stream; after its end, this does nothing.
+            call.cancel()
 
     def _call(
         self,

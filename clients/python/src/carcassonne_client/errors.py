@@ -4,6 +4,27 @@ The server attaches a google.rpc.Status to every error, in the trailing
 metadata "grpc-status-details-bin", with an ErrorInfo detail whose reason a
 program can branch on (see game_service.proto). GameError carries the gRPC
 code, that reason and the ErrorInfo's metadata.
+
+The reasons (docs/client-guide.md, "Errors and their reasons", has the
+whole table), by code:
+
+- INVALID_ARGUMENT: INVALID_ARGUMENT (metadata `field`; e.g. a request id
+  beginning with "~", which marks the server's own), MALFORMED_REQUEST.
+- FAILED_PRECONDITION: RULE_VIOLATION (metadata `rule`, an id of
+  docs/rules.md, e.g. T-9 for an abort after every seat has decided),
+  WRONG_DECISION, GAME_FINISHED, and OUT_OF_TIME (metadata `seat`,
+  `deadline_ms`, `rule` T-4): the action came at or after its seat's
+  deadline, and the server stored the timeout instead (also the answer to
+  an action on a version its seat's timeout has since replaced). There is
+  no grace for network delay: act with time to spare.
+- ABORTED: STALE_VERSION (metadata `version`, the current one).
+- UNAUTHENTICATED: MISSING_TOKEN. PERMISSION_DENIED: BAD_TOKEN,
+  NOT_YOUR_TURN (metadata `seat`, whose decision it is).
+- NOT_FOUND: GAME_NOT_FOUND.
+- ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED.
+- RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
+  `limit`). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE.
+- DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 """
 
 from __future__ import annotations
@@ -21,7 +42,8 @@ STATUS_DETAILS_KEY = "grpc-status-details-bin"
 class GameError(Exception):
     """A call the server (or the transport) rejected.
 
-    `reason` is the ErrorInfo reason, e.g. "BAD_TOKEN" or "STALE_VERSION";
+    `reason` is the ErrorInfo reason, e.g. "BAD_TOKEN", "STALE_VERSION" or
+    "OUT_OF_TIME" (see the module's docstring for all of them);
     None when the error came without one (a transport failure, or a server
     that sends no details), in which case `message` is all there is.
     """

@@ -13,3 +13,7 @@ from carcassonne_client._gen.carcassonne.v1.game_service_pb2_grpc import (
     GameServiceStub as GameServiceStub,
 )
 from carcassonne_client._gen.carcassonne.v1.types_pb2 import *  # noqa: F401,F403
+from carcassonne_client._gen.carcassonne.v1.watch_service_pb2 import *  # noqa: F401,F403
+from carcassonne_client._gen.carcassonne.v1.watch_service_pb2_grpc import (
+    WatchServiceStub as WatchServiceStub,
+)
