@@ -85,18 +85,19 @@ impl Armed {
         self.by_time.first().map(|(at, _)| *at)
     }
 
-    /// Takes out every deadline due at `now`, with its version.
-    fn take_due(&mut self, now: u64) -> Vec<(GameId, u64)> {
+    /// Takes out every deadline due at `now`: the game, the version and
+    /// the deadline.
+    fn take_due(&mut self, now: u64) -> Vec<(GameId, u64, u64)> {
         let mut due = Vec::new();
         while let Some((at, _)) = self.by_time.first() {
             if *at > now {
                 break;
             }
-            let Some((_, game)) = self.by_time.pop_first() else {
+            let Some((at, game)) = self.by_time.pop_first() else {
                 break;
             };
             if let Some((seq, _)) = self.by_game.remove(&game) {
-                due.push((game, seq));
+                due.push((game, seq, at));
             }
         }
         due
@@ -127,8 +128,15 @@ async fn run(
     let mut firing = JoinSet::new();
     loop {
         let now = clock.now_millis();
-        for (game, seq) in armed.take_due(now) {
-            firing.spawn(fire(games.clone(), clock.clone(), game, seq, retries.clone()));
+        for (game, seq, deadline) in armed.take_due(now) {
+            firing.spawn(fire(
+                games.clone(),
+                clock.clone(),
+                game,
+                seq,
+                deadline,
+                retries.clone(),
+            ));
         }
         let next = armed.next();
         tokio::select! {
@@ -162,7 +170,14 @@ async fn until(next: Option<u64>, now: u64, changes: Option<&mut watch::Receiver
 /// Times out the decision pending at `seq` of `game`, and makes it durable;
 /// a deadline not yet reached, or a timeout that could not be stored, goes
 /// back to the timekeeper.
-async fn fire(games: Arc<Games>, clock: Arc<dyn Clock>, game: GameId, seq: u64, retries: DeadlineSender) {
+async fn fire(
+    games: Arc<Games>,
+    clock: Arc<dyn Clock>,
+    game: GameId,
+    seq: u64,
+    deadline: u64,
+    retries: DeadlineSender,
+) {
     let retry = |at_ms: u64| {
         let _ = retries.send(Deadline {
             game: game.clone(),
@@ -182,7 +197,9 @@ async fn fire(games: Arc<Games>, clock: Arc<dyn Clock>, game: GameId, seq: u64, 
     let error = match outcome {
         Ok(TimeoutOutcome::Stored(written)) => match games.settle(written).await {
             Ok(Settled::Acted(acted)) => {
-                tracing::info!(game = %game, version = acted.loaded.version - 1, "timed out");
+                // How long after its deadline the timeout was durable.
+                let late_ms = clock.now_millis().saturating_sub(deadline);
+                tracing::info!(game = %game, version = acted.loaded.version - 1, late_ms, "timed out");
                 return;
             }
             Ok(_) => return,
