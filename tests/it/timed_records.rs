@@ -167,6 +167,22 @@ fn verify_request(ended: &Ended) -> proto::VerifyGameRequest {
     }
 }
 
+/// VerifyGame of `record_json` with the event log, seed and commitment of
+/// `ended`.
+async fn verify_against_the_log(
+    w: &mut proto::watch_service_client::WatchServiceClient<tonic::transport::Channel>,
+    ended: &Ended,
+    record_json: String,
+) -> proto::VerifyGameResponse {
+    w.verify_game(proto::VerifyGameRequest {
+        record_json,
+        ..verify_request(ended)
+    })
+    .await
+    .unwrap()
+    .into_inner()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clocked_game_with_a_resignation_and_a_timeout_exports_a_record_that_verifies() {
     let ended = a_game_ended_by_a_resignation_and_a_timeout("timed-export").await;
@@ -267,14 +283,7 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
     *first = serde_json::json!(stored_at - 1);
     let earlier = earlier.to_string();
     assert!(crate::cli::run_verify(&earlier).starts_with("ok:"));
-    let answer = w
-        .verify_game(proto::VerifyGameRequest {
-            record_json: earlier,
-            ..verify_request(&ended)
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let answer = verify_against_the_log(&mut w, &ended, earlier).await;
     assert!(!answer.ok, "{answer:?}");
     assert_eq!(
         answer.error,
@@ -287,14 +296,7 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
     // Another creation time.
     let mut created = record.clone();
     created["created_at"] = serde_json::json!(T0 - 1_000);
-    let answer = w
-        .verify_game(proto::VerifyGameRequest {
-            record_json: created.to_string(),
-            ..verify_request(&ended)
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let answer = verify_against_the_log(&mut w, &ended, created.to_string()).await;
     assert_eq!(
         answer.error,
         format!(
@@ -309,14 +311,7 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
     control["time_control"]["main_ms"] = serde_json::json!(30_000);
     let control = control.to_string();
     assert!(crate::cli::run_verify(&control).starts_with("ok:"));
-    let answer = w
-        .verify_game(proto::VerifyGameRequest {
-            record_json: control,
-            ..verify_request(&ended)
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let answer = verify_against_the_log(&mut w, &ended, control).await;
     assert_eq!(
         answer.error,
         "time_control: the record's time control is not the event log's"
@@ -325,14 +320,7 @@ async fn a_record_whose_times_or_result_differ_from_the_event_log_is_refused_wit
     // Without its result the record claims less, and still matches.
     let mut unclaimed = record.clone();
     unclaimed.as_object_mut().unwrap().remove("result");
-    let answer = w
-        .verify_game(proto::VerifyGameRequest {
-            record_json: unclaimed.to_string(),
-            ..verify_request(&ended)
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let answer = verify_against_the_log(&mut w, &ended, unclaimed.to_string()).await;
     assert!(answer.ok, "{answer:?}");
     ended.server.stop().await;
 }
