@@ -433,11 +433,6 @@ async fn run() {
 
 fn main() {
     let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .max_blocking_threads(carcassonne::server::BLOCKING_THREADS)
-        .worker_threads(env("HTTP_THREADS", cores))
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime(env("HTTP_THREADS", cores));
     runtime.block_on(run());
 }

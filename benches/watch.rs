@@ -480,12 +480,7 @@ async fn memory(settings: &Settings) -> Option<Memory> {
 
 fn main() {
     let settings = Settings::from_env();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .max_blocking_threads(carcassonne::server::BLOCKING_THREADS)
-        .worker_threads(settings.threads)
-        .enable_all()
-        .build()
-        .unwrap();
+    let runtime = support::runtime(settings.threads);
     runtime.block_on(run(settings));
 }
 

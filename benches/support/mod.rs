@@ -40,6 +40,17 @@ pub fn durability(name: &str) -> carcassonne_store::Durability {
     }
 }
 
+/// The runtime the benches run in: `threads` workers, and as few blocking
+/// threads as the server binary allows itself.
+pub fn runtime(threads: usize) -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .max_blocking_threads(carcassonne::server::BLOCKING_THREADS)
+        .worker_threads(threads)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// splitmix64: enough randomness to choose actions, with no dependency.
 pub struct Rng(pub u64);
 
