@@ -5,11 +5,13 @@
 
 use std::path::PathBuf;
 
-const PROTOS: [&str; 4] = [
+const PROTOS: [&str; 6] = [
     "proto/carcassonne/v1/types.proto",
     "proto/carcassonne/v1/game.proto",
     "proto/carcassonne/v1/game_service.proto",
     "proto/carcassonne/v1/watch_service.proto",
+    "proto/carcassonne/v1/player_service.proto",
+    "proto/carcassonne/v1/tournament_service.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,6 +8,10 @@
 //! - [`server`]: the gRPC services and the server's life cycle.
 //! - [`http`]: HTTP on the server's port: the web page, JSON, event
 //!   streams and board pictures, through the same services.
+//! - [`players`], [`ratings`], [`tournaments`], [`recorder`]: registered
+//!   players, their ratings and tournaments, each a stream in the store
+//!   folded through the competition crate, and what a game's end changes
+//!   in them.
 //!
 //! The `carcassonne` binary (`src/main.rs`, with the offline commands in
 //! `src/cli.rs`) is a thin command line over this library.
@@ -15,7 +19,11 @@
 pub mod api;
 pub mod games;
 pub mod http;
+pub mod players;
+pub mod ratings;
+pub mod recorder;
 pub mod server;
+pub mod tournaments;
 
 /// The code generated from `proto/`.
 pub mod proto {

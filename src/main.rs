@@ -117,6 +117,35 @@ struct ServeArgs {
     #[arg(long, env = "CARCASSONNE_WAL_MIB", default_value_t = 16,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
     wal_mib: u64,
+    /// A file holding the admin key (its first line): the key makes
+    /// players organisers, and registers players when registration is
+    /// `admin`. Or give the key itself in CARCASSONNE_ADMIN_KEY. Without
+    /// either, nobody is admin. The key is never logged.
+    #[arg(long, env = "CARCASSONNE_ADMIN_KEY_FILE")]
+    admin_key_file: Option<PathBuf>,
+    /// Who may register players: anybody (`open`), or only the bearer of
+    /// the admin key (`admin`).
+    #[arg(long, env = "CARCASSONNE_REGISTRATION", value_enum, default_value = "open")]
+    registration: carcassonne::players::Registration,
+}
+
+/// The admin key: from the file given, else from CARCASSONNE_ADMIN_KEY.
+fn admin_key(file: Option<&std::path::Path>) -> anyhow::Result<Option<String>> {
+    let key = match file {
+        Some(path) => {
+            let text = std::fs::read_to_string(path)
+                .with_context(|| format!("reading the admin key file {}", path.display()))?;
+            text.lines().next().unwrap_or_default().trim().to_owned()
+        }
+        None => match std::env::var("CARCASSONNE_ADMIN_KEY") {
+            Ok(key) => key.trim().to_owned(),
+            Err(_) => return Ok(None),
+        },
+    };
+    if key.len() < 16 {
+        anyhow::bail!("the admin key must have at least 16 characters");
+    }
+    Ok(Some(key))
 }
 
 /// Runs the server until SIGINT or SIGTERM, then stops accepting, lets the
@@ -129,8 +158,11 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         .enable_all()
         .build()
         .context("starting the async runtime")?;
+    let admin_key = admin_key(args.admin_key_file.as_deref())?;
     runtime.block_on(async {
         let config = ServerConfig {
+            admin_key,
+            registration: args.registration,
             data: args.data,
             cache_games: args.cache_games,
             max_in_flight: args.max_in_flight,

@@ -88,6 +88,24 @@ pub enum ApiError {
     MalformedRequest(String),
     #[error("the request is larger than {method} accepts ({limit} bytes)")]
     RequestTooLarge { method: String, limit: usize },
+    #[error("no player is named players/{}", quote(.0))]
+    PlayerNotFound(String),
+    #[error("the name {} is taken (names are unique regardless of case)", quote(.0))]
+    NameTaken(String),
+    #[error("registration needs the server's admin key")]
+    RegistrationClosed,
+    #[error("only the server's admin key may do this")]
+    NotAdmin,
+    #[error("only an organiser may do this")]
+    NotOrganiser,
+    #[error("the key is no registered player's: send \"authorization: Bearer <api key>\"")]
+    UnknownKey,
+    #[error("no tournament is named tournaments/{}", quote(.0))]
+    TournamentNotFound(String),
+    /// A tournament refuses what its state does not allow (withdrawing
+    /// twice, exporting a running one, ...).
+    #[error("{0}")]
+    TournamentState(String),
     #[error("{0}")]
     Exhausted(String),
     #[error("the server is shutting down")]
@@ -148,6 +166,14 @@ impl ApiError {
             ApiError::RequestIdReused(_) => (Code::AlreadyExists, "REQUEST_ID_REUSED"),
             ApiError::MalformedRequest(_) => (Code::InvalidArgument, "MALFORMED_REQUEST"),
             ApiError::RequestTooLarge { .. } => (Code::ResourceExhausted, "REQUEST_TOO_LARGE"),
+            ApiError::PlayerNotFound(_) => (Code::NotFound, "PLAYER_NOT_FOUND"),
+            ApiError::NameTaken(_) => (Code::AlreadyExists, "NAME_TAKEN"),
+            ApiError::RegistrationClosed => (Code::PermissionDenied, "REGISTRATION_CLOSED"),
+            ApiError::NotAdmin => (Code::PermissionDenied, "NOT_ADMIN"),
+            ApiError::NotOrganiser => (Code::PermissionDenied, "NOT_ORGANISER"),
+            ApiError::UnknownKey => (Code::Unauthenticated, "UNKNOWN_KEY"),
+            ApiError::TournamentNotFound(_) => (Code::NotFound, "TOURNAMENT_NOT_FOUND"),
+            ApiError::TournamentState(_) => (Code::FailedPrecondition, "TOURNAMENT_STATE"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
@@ -178,6 +204,12 @@ impl ApiError {
             }
             ApiError::AlreadyExists(name) => {
                 metadata.insert("name".to_owned(), name.clone());
+            }
+            ApiError::PlayerNotFound(name) | ApiError::NameTaken(name) => {
+                metadata.insert("name".to_owned(), format!("players/{name}"));
+            }
+            ApiError::TournamentNotFound(name) => {
+                metadata.insert("name".to_owned(), format!("tournaments/{name}"));
             }
             ApiError::RequestTooLarge { limit, .. } => {
                 metadata.insert("limit".to_owned(), limit.to_string());

@@ -18,6 +18,10 @@ pub struct GameInfo {
     pub spectator_delay: u32,
     /// SHA-256 of the seed, hex: the commitment shown from the start.
     pub seed_sha256: String,
+    /// Per seat, the registered player it belongs to (empty: all guests).
+    pub accounts: Vec<Option<String>>,
+    pub rated: bool,
+    pub tournament: Option<String>,
 }
 
 /// The game after its stored event `seq` as `view` asks: everything, or
@@ -62,6 +66,12 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
                     .as_ref()
                     .and_then(|ranks| ranks.get(seat))
                     .map_or(0, |&rank| u32::from(rank)),
+                account: info
+                    .accounts
+                    .get(seat)
+                    .and_then(|a| a.as_deref())
+                    .map(|name| format!("players/{name}"))
+                    .unwrap_or_default(),
             })
             .collect(),
         tiles: Vec::new(),
@@ -81,6 +91,12 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
         time_control: game.setup().time_control.map(time_control),
         clock_time_ms: millis(game.time()),
         ending: game.ending().map(ending),
+        rated: info.rated,
+        tournament: info
+            .tournament
+            .as_deref()
+            .map(|t| format!("tournaments/{t}"))
+            .unwrap_or_default(),
     }
 }
 

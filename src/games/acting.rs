@@ -374,6 +374,39 @@ impl Games {
         )))
     }
 
+    /// Resigns `seat` on its player's behalf (T-8): what withdrawing from
+    /// a tournament does to the player's running games. `None` when there
+    /// is nothing to do (the game is over, or the seat is out already).
+    /// Its request id names the seat, so that it is stored once.
+    pub fn resign_for(&self, id: &GameId, seat: Seat) -> Result<Option<Box<ActInFlight>>, ApiError> {
+        let loaded = self.load(id)?;
+        if loaded.game.is_finished() || loaded.game.out_reason(seat).is_some() {
+            return Ok(None);
+        }
+        let runtime = runtime()?;
+        let _deciding = self.deciding(id);
+        let request_id = server_request("withdrawn", u64::from(seat.0))?;
+        if self.store.find_request(id, &request_id).map_err(store_error)?.is_some() {
+            return Ok(None);
+        }
+        let at = self.now(&loaded.game);
+        let events = match loaded.game.decide_at(at, Actor::Seat(seat), &Command::Resign) {
+            Ok(events) => events,
+            // Past the deadline the timeout comes first; it ends the seat too.
+            Err(PlayError::OutOfTime { .. }) => {
+                return Ok(Some(self.store_timeout(&loaded, id, at, runtime)?));
+            }
+            Err(error) => return Err(ApiError::Internal(format!("a withdrawal was refused: {error}"))),
+        };
+        let decided = Decided {
+            request_id: &request_id,
+            at,
+            seat: Some(seat),
+            events,
+        };
+        Ok(Some(Box::new(self.write_decided(&loaded, id, decided, None, runtime)?)))
+    }
+
     /// Applies decided events (and the draws that follow them) to a copy of
     /// the game, and writes them with the version they were decided on and
     /// the time they were decided at. The settling that is returned makes

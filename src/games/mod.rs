@@ -63,14 +63,50 @@ impl Outcome {
 #[derive(Debug)]
 pub struct Created {
     pub loaded: Arc<Loaded>,
-    pub tokens: Vec<String>,
+    /// Per seat, the new token of a guest seat; `None` for a registered
+    /// player's seat, which acts with the player's own key.
+    pub tokens: Vec<Option<String>>,
 }
 
-/// A new game, as `CreateGame` asks for it.
+impl Created {
+    /// Seat `seat`'s new token, for a guest seat.
+    pub fn token(&self, seat: usize) -> Option<&str> {
+        self.tokens.get(seat).and_then(|t| t.as_deref())
+    }
+}
+
+/// A new game, as `CreateGame` (or a tournament) asks for it.
 #[derive(Debug, Clone)]
 pub struct NewGame {
     pub setup: Setup,
     pub spectator_delay: u32,
+    /// Per seat, the registered player it belongs to, with the hash of
+    /// their API key; empty, or `None` for a guest seat.
+    pub accounts: Vec<Option<Account>>,
+    /// The game updates its players' ratings when it ends.
+    pub rated: bool,
+    /// The tournament the game belongs to.
+    pub tournament: Option<String>,
+}
+
+impl NewGame {
+    /// A game of guests, unrated, of no tournament.
+    pub fn guests(setup: Setup, spectator_delay: u32) -> NewGame {
+        NewGame {
+            setup,
+            spectator_delay,
+            accounts: Vec::new(),
+            rated: false,
+            tournament: None,
+        }
+    }
+}
+
+/// A registered player's seat, as a new game records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Account {
+    pub name: String,
+    pub key_hash: auth::TokenHash,
 }
 
 /// The most games one filtered ListGames call reads (see [`Games::list`]).
@@ -140,13 +176,32 @@ impl Games {
             field: e.field().to_owned(),
             message: e.to_string(),
         })?;
+        let account = |seat: usize| new.accounts.get(seat).and_then(Option::as_ref);
         let tokens = (0..setup.players.len())
-            .map(|_| auth::new_token())
+            .map(|seat| match account(seat) {
+                Some(_) => Ok(None),
+                None => auth::new_token().map(Some),
+            })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
         let opened = Opened {
-            token_hashes: tokens.iter().map(|t| auth::hash(t)).collect(),
+            token_hashes: tokens
+                .iter()
+                .enumerate()
+                .map(|(seat, token)| match (token, account(seat)) {
+                    (Some(token), _) => auth::hash(token),
+                    (None, Some(account)) => account.key_hash,
+                    (None, None) => [0; 32],
+                })
+                .collect(),
             spectator_delay: new.spectator_delay,
+            accounts: if new.accounts.iter().any(Option::is_some) {
+                (0..setup.players.len()).map(|seat| account(seat).map(|a| a.name.clone())).collect()
+            } else {
+                Vec::new()
+            },
+            rated: new.rated,
+            tournament: new.tournament,
         };
         let mut game = Game::new(setup.clone());
         let mut events = vec![Event::Created(setup)];
@@ -250,7 +305,7 @@ impl Games {
                 .max(1);
             let page = self.list_page(token.as_deref(), size)?;
             scanned += page.games.len();
-            for summary in &page.games {
+            for summary in page.games.iter().filter(|s| crate::players::is_game_stream(&s.game)) {
                 let loaded = self.current(&summary.game)?;
                 if matches(&loaded) {
                     found.push(loaded);
@@ -272,7 +327,7 @@ impl Games {
                 LOOK_AHEAD.min(LIST_SCAN_LIMIT.saturating_sub(scanned)).max(1),
             )?;
             scanned += page.games.len();
-            for summary in &page.games {
+            for summary in page.games.iter().filter(|s| crate::players::is_game_stream(&s.game)) {
                 if finished.is_none() || matches(&*self.current(&summary.game)?) {
                     return Ok((found, token));
                 }

@@ -15,52 +15,98 @@ use crate::api::view::GameInfo;
 pub const OPENED_SCHEMA: u16 = 100;
 
 /// The server's first event of a game.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Opened {
+    /// Per seat, the hash of the secret that acts for it: a guest seat's
+    /// token, or the API key of the registered player the seat belongs to.
     pub token_hashes: Vec<TokenHash>,
     pub spectator_delay: u32,
+    /// Per seat, the registered player it belongs to (`None`: a guest).
+    /// Empty when no seat belongs to one.
+    pub accounts: Vec<Option<String>>,
+    /// The game updates its players' ratings when it ends.
+    pub rated: bool,
+    /// The tournament the game belongs to.
+    pub tournament: Option<String>,
 }
 
 impl Opened {
     /// Format 1: `1`, spectator delay `u32` LE, seats `u8`, 32 bytes each.
+    /// Format 2 (a game with registered players, rated, or of a
+    /// tournament) goes on after the hashes with, per seat, the length of
+    /// its player's name (`u8`, 0 for a guest) and the name; then flags
+    /// (`u8`, bit 0: rated); then the tournament id's length (`u8`) and the
+    /// id. A game with none of those is written in format 1.
     pub fn encode(&self) -> Vec<u8> {
-        let mut out = vec![1];
+        let extended = self.accounts.iter().any(Option::is_some) || self.rated || self.tournament.is_some();
+        let mut out = vec![if extended { 2 } else { 1 }];
         out.extend(self.spectator_delay.to_le_bytes());
         out.push(self.token_hashes.len() as u8);
         for hash in &self.token_hashes {
             out.extend(hash);
+        }
+        if extended {
+            for seat in 0..self.token_hashes.len() {
+                let name = self.account(seat).unwrap_or_default();
+                out.push(name.len() as u8);
+                out.extend(name.as_bytes());
+            }
+            out.push(u8::from(self.rated));
+            let tournament = self.tournament.as_deref().unwrap_or_default();
+            out.push(tournament.len() as u8);
+            out.extend(tournament.as_bytes());
         }
         out
     }
 
     pub fn decode(bytes: &[u8]) -> Result<Opened, String> {
         let (&format, rest) = bytes.split_first().ok_or("empty")?;
-        if format != 1 {
+        if format != 1 && format != 2 {
             return Err(format!("unknown format {format}"));
         }
-        let delay: [u8; 4] = rest
-            .get(..4)
-            .and_then(|b| b.try_into().ok())
-            .ok_or("truncated delay")?;
-        let (&seats, hashes) = rest[4..].split_first().ok_or("truncated seats")?;
-        if hashes.len() != 32 * seats as usize {
-            return Err(format!(
-                "{} bytes of token hashes for {seats} seats",
-                hashes.len()
-            ));
-        }
-        let token_hashes = hashes
-            .chunks_exact(32)
-            .map(|c| {
+        let mut reader = Reader(rest);
+        let delay = u32::from_le_bytes(reader.take(4, "delay")?.try_into().map_err(|_| "truncated delay")?);
+        let seats = reader.byte("seats")?;
+        let token_hashes = (0..seats)
+            .map(|_| {
                 let mut hash = [0; 32];
-                hash.copy_from_slice(c);
-                hash
+                hash.copy_from_slice(reader.take(32, "token hashes")?);
+                Ok(hash)
             })
-            .collect();
-        Ok(Opened {
+            .collect::<Result<Vec<_>, String>>()?;
+        let mut opened = Opened {
             token_hashes,
-            spectator_delay: u32::from_le_bytes(delay),
-        })
+            spectator_delay: delay,
+            ..Opened::default()
+        };
+        if format == 2 {
+            opened.accounts = (0..seats)
+                .map(|_| reader.text("a seat's player").map(|name| (!name.is_empty()).then_some(name)))
+                .collect::<Result<_, _>>()?;
+            let flags = reader.byte("flags")?;
+            if flags > 1 {
+                return Err(format!("unknown flags {flags:#x}"));
+            }
+            opened.rated = flags == 1;
+            let tournament = reader.text("the tournament")?;
+            opened.tournament = (!tournament.is_empty()).then_some(tournament);
+        }
+        if !reader.0.is_empty() {
+            return Err(format!("{} bytes after the end", reader.0.len()));
+        }
+        Ok(opened)
+    }
+
+    /// The registered player seat `seat` belongs to.
+    pub fn account(&self, seat: usize) -> Option<&str> {
+        self.accounts.get(seat).and_then(|a| a.as_deref())
+    }
+
+    /// The seat that belongs to registered player `name`.
+    pub fn seat_of_account(&self, name: &str) -> Option<u8> {
+        (0..self.token_hashes.len())
+            .find(|&seat| self.account(seat) == Some(name))
+            .map(|seat| seat as u8)
     }
 
     pub fn to_new_event(&self) -> NewEvent {
@@ -69,6 +115,30 @@ impl Opened {
             schema: OPENED_SCHEMA,
             payload: self.encode(),
         }
+    }
+}
+
+/// Reads the opening's fields one by one.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], String> {
+        if self.0.len() < n {
+            return Err(format!("truncated {what}"));
+        }
+        let (head, rest) = self.0.split_at(n);
+        self.0 = rest;
+        Ok(head)
+    }
+
+    fn byte(&mut self, what: &str) -> Result<u8, String> {
+        Ok(self.take(1, what)?[0])
+    }
+
+    fn text(&mut self, what: &str) -> Result<String, String> {
+        let len = self.byte(what)?;
+        let bytes = self.take(usize::from(len), what)?;
+        String::from_utf8(bytes.to_vec()).map_err(|_| format!("{what}: not UTF-8"))
     }
 }
 
@@ -114,11 +184,17 @@ impl Loaded {
         if setup.players.len() != opened.token_hashes.len() {
             return Err("seats and token hashes disagree".to_owned());
         }
+        if !opened.accounts.is_empty() && opened.accounts.len() != opened.token_hashes.len() {
+            return Err("seats and their players disagree".to_owned());
+        }
         let info = GameInfo {
             id: first.game.as_str().to_owned(),
             create_time_ms: first.time_millis as i64,
             spectator_delay: opened.spectator_delay,
             seed_sha256: setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default(),
+            accounts: opened.accounts.clone(),
+            rated: opened.rated,
+            tournament: opened.tournament.clone(),
         };
         Ok(Loaded {
             info,

@@ -8,16 +8,16 @@ use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
 use super::{Games, LIST_SCAN_LIMIT, NewGame};
 
 fn create(games: &Games, id: &str, tiles: Option<Vec<(carcassonne_engine::TileKind, u16)>>) {
-    let new = NewGame {
-        setup: Setup {
+    let new = NewGame::guests(
+        Setup {
             rules: Rules::default(),
             players: vec!["A".to_owned(), "B".to_owned()],
             tiles,
             seed: Some(Seed::from_u64(1)),
             time_control: None,
         },
-        spectator_delay: 0,
-    };
+            0,
+    );
     let id = GameId::new(id).unwrap();
     games
         .create(&id, &RequestId::new(format!("create-{id}")).unwrap(), new)

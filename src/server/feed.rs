@@ -298,16 +298,13 @@ mod tests {
             seed: Some(Seed::from_u64(7)),
             time_control: None,
         };
-        let new = NewGame {
-            setup,
-            spectator_delay: 0,
-        };
+        let new = NewGame::guests(setup, 0);
         let created = games.create(&id, &RequestId::new("c").unwrap(), new).unwrap();
         Table {
             feeds: Feeds::new(store, 1024, stopping),
             games,
             id,
-            tokens: created.tokens,
+            tokens: created.tokens.into_iter().flatten().collect(),
             _stop: stop,
         }
     }

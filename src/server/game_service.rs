@@ -21,11 +21,14 @@ use super::request::{game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, version, view};
 use crate::games::stored::Loaded;
-use crate::games::{Acted, Acting, Games, NewGame, Outcome, Settled, store_error};
+use crate::players::{Players, parse_name};
+use crate::games::{Account, Acted, Acting, Games, NewGame, Outcome, Settled, store_error};
 use crate::proto;
 
 pub struct GameService {
     games: Arc<Games>,
+    /// Registered players, whose seats a creation may name.
+    players: Arc<Players>,
     /// Bounds the calls that touch the store at once; past it, callers get
     /// RESOURCE_EXHAUSTED rather than a queue that grows without end.
     in_flight: Arc<Semaphore>,
@@ -34,12 +37,43 @@ pub struct GameService {
 }
 
 impl GameService {
-    pub fn new(games: Arc<Games>, max_in_flight: usize) -> GameService {
+    pub fn new(games: Arc<Games>, players: Arc<Players>, max_in_flight: usize) -> GameService {
         GameService {
             games,
+            players,
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
             creations: Arc::new(Creations::default()),
         }
+    }
+
+    /// The registered players a creation names, per seat.
+    fn accounts(&self, accounts: &[String], seats: usize) -> Result<Vec<Option<Account>>, ApiError> {
+        if accounts.is_empty() {
+            return Ok(Vec::new());
+        }
+        if accounts.len() != seats {
+            return Err(ApiError::InvalidArgument {
+                field: "accounts".to_owned(),
+                message: format!("one entry per seat: {seats}, not {}", accounts.len()),
+            });
+        }
+        let mut seen = std::collections::HashSet::new();
+        accounts
+            .iter()
+            .map(|text| {
+                if text.is_empty() {
+                    return Ok(None);
+                }
+                let name = parse_name("accounts", text)?;
+                if !seen.insert(name.clone()) {
+                    return Err(ApiError::InvalidArgument {
+                        field: "accounts".to_owned(),
+                        message: format!("players/{name} holds at most one seat of a game"),
+                    });
+                }
+                self.players.account(&name).map(Some)
+            })
+            .collect()
     }
 
     /// A place within the bound of calls that touch the store at once.
@@ -173,11 +207,22 @@ impl proto::game_service_server::GameService for GameService {
             seed: parse::seed(&r.seed)?,
             time_control: parse::time_control(r.time_control.as_ref())?,
         };
+        let accounts = self.accounts(&r.accounts, setup.players.len())?;
+        if r.rated && (accounts.len() != setup.players.len() || accounts.iter().any(Option::is_none)) {
+            return Err(ApiError::InvalidArgument {
+                field: "rated".to_owned(),
+                message: "only a game whose every seat belongs to a registered player is rated".to_owned(),
+            }
+            .into());
+        }
         let id = new_game_id(&request_id)?;
         let span = tracing::info_span!("create_game", game = %id);
         let new = NewGame {
             setup,
             spectator_delay: r.spectator_delay,
+            accounts,
+            rated: r.rated,
+            tournament: None,
         };
         let (permit, games) = (self.permit()?, self.games.clone());
         let key = request_id.as_str().to_owned();
@@ -194,9 +239,11 @@ impl proto::game_service_server::GameService for GameService {
                 .tokens
                 .into_iter()
                 .enumerate()
-                .map(|(seat, token)| proto::SeatToken {
-                    seat: seat as u32,
-                    token,
+                .filter_map(|(seat, token)| {
+                    Some(proto::SeatToken {
+                        seat: seat as u32,
+                        token: token?,
+                    })
                 })
                 .collect();
             Ok(proto::CreateGameResponse {

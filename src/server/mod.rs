@@ -13,7 +13,10 @@ mod game_service;
 mod game_watch;
 mod intake;
 mod liveness;
+mod player_service;
+mod player_stream;
 pub(crate) mod request;
+mod tournament_service;
 mod watch_service;
 
 use std::future::Future;
@@ -31,6 +34,8 @@ pub use self::watch_service::WatchService;
 use crate::games::{Games, timekeeper};
 use crate::proto;
 use crate::proto::game_service_server::GameServiceServer;
+use crate::proto::player_service_server::PlayerServiceServer;
+use crate::proto::tournament_service_server::TournamentServiceServer;
 use crate::proto::watch_service_server::WatchServiceServer;
 
 /// Largest response; a full game's state is far below it.
@@ -60,6 +65,11 @@ pub struct ServerConfig {
     /// Concurrent calls per connection.
     pub max_calls_per_connection: usize,
     pub store: StoreConfig,
+    /// The admin credential: it makes players organisers (and registers
+    /// them when registration is not open). Never logged.
+    pub admin_key: Option<String>,
+    /// Who may register players.
+    pub registration: crate::players::Registration,
 }
 
 impl Default for ServerConfig {
@@ -71,6 +81,8 @@ impl Default for ServerConfig {
             max_streams_per_connection: 1024,
             max_calls_per_connection: 1024,
             store: StoreConfig::default(),
+            admin_key: None,
+            registration: crate::players::Registration::Open,
         }
     }
 }
@@ -94,6 +106,9 @@ pub enum ServerError {
     /// The clocks of the running games could not be resumed (T-10).
     #[error("resuming the clocks: {0}")]
     Clocks(String),
+    /// The registered players, ratings or tournaments could not be read.
+    #[error("reading players, ratings and tournaments: {0}")]
+    Competition(String),
     #[error("transport: {0}")]
     Transport(#[from] tonic::transport::Error),
     /// Every call was answered, but the store's close was not clean (its
@@ -220,7 +235,45 @@ pub async fn serve_with_ready(
         tracing::info!(games = resumed, "clocks resumed after the restart");
     }
     let heartbeat = tokio::spawn(liveness.run(stopping.clone()));
-    let game = Arc::new(GameService::new(games.clone(), config.max_in_flight));
+    let competition = |e: crate::api::status::ApiError| ServerError::Competition(e.to_string());
+    let players = Arc::new(
+        crate::players::Players::open(store.clone(), config.admin_key.as_deref(), config.registration)
+            .map_err(competition)?,
+    );
+    let seats = Arc::new(crate::players::seats::Seats::build(store.clone()).map_err(competition)?);
+    let ratings = Arc::new(crate::ratings::RatingBook::open(store.clone()).map_err(competition)?);
+    let tournaments = Arc::new(
+        crate::tournaments::Tournaments::open(store.clone(), games.clone(), players.clone()).map_err(competition)?,
+    );
+    let recorder = Arc::new(crate::recorder::Recorder {
+        games: games.clone(),
+        seats: seats.clone(),
+        ratings: ratings.clone(),
+        tournaments: tournaments.clone(),
+    });
+    let recording = tokio::spawn(recorder.run(stopping.clone()));
+    let player_service = PlayerServiceServer::new(player_service::PlayerService {
+        games: games.clone(),
+        players: players.clone(),
+        seats,
+        ratings,
+        stopping: stopping.clone(),
+    })
+    .max_decoding_message_size(intake::largest_request("/carcassonne.v1.PlayerService/"))
+    .max_encoding_message_size(MAX_RESPONSE_BYTES);
+    let tournament_service = TournamentServiceServer::new(tournament_service::TournamentService {
+        players: players.clone(),
+        tournaments: tournaments.clone(),
+        archives: Arc::new(|_id: &str| {
+            Err(crate::api::status::ApiError::TournamentState(
+                "tournament archives are not available in this build yet".to_owned(),
+            ))
+        }),
+        stopping: stopping.clone(),
+    })
+    .max_decoding_message_size(intake::largest_request("/carcassonne.v1.TournamentService/"))
+    .max_encoding_message_size(MAX_RESPONSE_BYTES);
+    let game = Arc::new(GameService::new(games.clone(), players, config.max_in_flight));
     let game_service = GameServiceServer::from_arc(game.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);
@@ -266,7 +319,9 @@ pub async fn serve_with_ready(
         .add_service(reflection_v1)
         .add_service(reflection_v1alpha)
         .add_service(game_service)
-        .add_service(watch_service);
+        .add_service(watch_service)
+        .add_service(player_service)
+        .add_service(tournament_service);
     let http = crate::http::router(Arc::new(crate::http::Http::new(game, watch, health_check, games)));
     let routes = tonic::service::Routes::from(
         grpc.into_axum_router()
@@ -296,6 +351,7 @@ pub async fn serve_with_ready(
     // it was storing, so every append is durable: closing makes sled
     // durable too, and says whether that worked.
     let _ = timekeeper.await;
+    let _ = recording.await;
     let _ = heartbeat.await;
     let _ = storage_health.await;
     if let Some(admin) = admin {

@@ -25,10 +25,15 @@ pub fn optional_token<T>(request: &Request<T>) -> Result<Option<String>, ApiErro
 /// `games/{id}` to a store id.
 pub fn game_id(name: &str) -> Result<GameId, ApiError> {
     let id = parse::game_name(name)?;
-    GameId::new(id).map_err(|e| ApiError::InvalidArgument {
+    let id = GameId::new(id).map_err(|e| ApiError::InvalidArgument {
         field: "name".to_owned(),
         message: e.to_string(),
-    })
+    })?;
+    // The server's own streams (players, tournaments, ratings) are no games.
+    if !crate::players::is_game_stream(&id) {
+        return Err(ApiError::NotFound(id.to_string()));
+    }
+    Ok(id)
 }
 
 /// A request id, checked by the API's rule, then the store's.

@@ -70,7 +70,7 @@ impl WatchService {
     }
 }
 
-fn keep_alive(millis: u32) -> Result<Duration, ApiError> {
+pub(super) fn keep_alive(millis: u32) -> Result<Duration, ApiError> {
     match millis {
         0 => Ok(Duration::from_millis(15_000)),
         1_000..=300_000 => Ok(Duration::from_millis(u64::from(millis))),
@@ -535,6 +535,9 @@ impl Dashboard {
             // at version 1.
             version: version::of_seq(version.max(2)),
         };
+        if !crate::players::is_game_stream(&event.game) {
+            return Vec::new();
+        }
         if event.seq == 1 {
             self.opening = Some(event.clone());
             return vec![change(C::Created, event.seq)];
@@ -656,12 +659,9 @@ mod tests {
             seed: Some(Seed::from_u64(seed)),
             time_control: None,
         };
-        let new = NewGame {
-            setup,
-            spectator_delay,
-        };
+        let new = NewGame::guests(setup, spectator_delay);
         let request = RequestId::new(format!("create-{id}")).unwrap();
-        let tokens = games.create(id, &request, new).unwrap().tokens;
+        let tokens: Vec<String> = games.create(id, &request, new).unwrap().tokens.into_iter().flatten().collect();
         for _ in 0..actions {
             let loaded = games.load(id).unwrap();
             let Some(seat) = loaded.game.pending().player() else {

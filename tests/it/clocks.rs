@@ -235,10 +235,7 @@ async fn without_a_timekeeper_a_late_action_stores_the_timeout_itself() {
         .create(
             &id,
             &RequestId::new("create-late-alone").unwrap(),
-            carcassonne::games::NewGame {
-                setup,
-                spectator_delay: 0,
-            },
+            carcassonne::games::NewGame::guests(setup, 0),
         )
         .unwrap();
     let command = created.loaded.game.legal_commands()[0];
@@ -246,7 +243,7 @@ async fn without_a_timekeeper_a_late_action_stores_the_timeout_itself() {
     let acting = games
         .act(
             &id,
-            &created.tokens[0],
+            created.token(0).unwrap(),
             created.loaded.version,
             &RequestId::new("late").unwrap(),
             &command,
@@ -280,7 +277,7 @@ async fn without_a_timekeeper_a_late_action_stores_the_timeout_itself() {
     // version moved.
     let Err(stale) = games.act(
         &id,
-        &created.tokens[0],
+        created.token(0).unwrap(),
         created.loaded.version,
         &RequestId::new("later").unwrap(),
         &command,

@@ -83,16 +83,16 @@ async fn a_reused_request_id_is_refused_unless_the_request_is_the_same() {
 }
 
 fn new_table(players: usize) -> NewGame {
-    NewGame {
-        setup: Setup {
+    NewGame::guests(
+        Setup {
             rules: Rules::default(),
             players: (0..players).map(|i| format!("P{i}")).collect(),
             tiles: None,
             seed: Some(Seed::from_u64(11)),
             time_control: None,
         },
-        spectator_delay: 0,
-    }
+            0,
+    )
 }
 
 /// A caller that gives up after its action is written (a client's deadline
@@ -108,7 +108,7 @@ async fn an_action_whose_caller_gave_up_still_becomes_the_cached_game() {
         .unwrap();
     let before = games.load(&id).unwrap();
     let seat = before.game.pending().player().unwrap();
-    let token = &created.tokens[usize::from(seat.0)];
+    let token = created.token(usize::from(seat.0)).unwrap();
     let command = before.game.legal_commands()[0];
     let request = RequestId::new("gave-up").unwrap();
     let acting = games.act(&id, token, before.version, &request, &command).unwrap();
@@ -145,7 +145,7 @@ async fn an_action_whose_caller_gave_up_still_becomes_the_cached_game() {
     let acting = games
         .act(
             &id,
-            &created.tokens[usize::from(seat.0)],
+            created.token(usize::from(seat.0)).unwrap(),
             now.version,
             &RequestId::new("next").unwrap(),
             &next,
@@ -174,7 +174,7 @@ async fn one_request_id_racing_with_two_actions_acts_once() {
             .unwrap();
         let before = games.load(&id).unwrap();
         let seat = before.game.pending().player().unwrap();
-        let token = created.tokens[usize::from(seat.0)].clone();
+        let token = created.token(usize::from(seat.0)).unwrap().to_owned();
         let commands = before.game.legal_commands();
         let barrier = Arc::new(std::sync::Barrier::new(2));
         let mut racers = Vec::new();

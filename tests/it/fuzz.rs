@@ -138,6 +138,7 @@ proptest! {
                 .collect(),
             spectator_delay: 0,
             time_control: None,
+            ..Default::default()
         };
         parse_create(&create);
         parse_act(&proto::ActRequest {

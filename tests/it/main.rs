@@ -3,17 +3,20 @@
 #![allow(clippy::unwrap_used)]
 
 mod bench_verdict;
+mod bots;
 mod cli;
 mod clocks;
 mod edge;
 mod fuzz;
 mod http;
 mod pictures;
+mod players;
 mod reads;
 mod secrecy;
 mod server;
 mod storage;
 mod support;
 mod timed_records;
+mod tournaments;
 mod viewer;
 mod watch;

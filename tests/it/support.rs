@@ -139,6 +139,7 @@ pub fn create_request(
         tiles: Vec::new(),
         spectator_delay: 0,
         time_control: None,
+        ..Default::default()
     }
 }
 

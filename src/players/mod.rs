@@ -1,0 +1,236 @@
+//! Registered players: the registry (a fold of the `@players` stream in
+//! the event store), their API keys, the server's admin key, and which
+//! games each player sits in (`seats.rs`).
+//!
+//! A player's API key is their token in every seat that is theirs: a game
+//! records, for such a seat, the hash of the key (as it records a guest
+//! seat's token hash), so every check of "which seat is this token's" is
+//! the same for both. Keys are shown once, at registration, and stored only
+//! as SHA-256 hashes; the admin key is never stored at all, only its hash
+//! kept in memory.
+
+pub mod seats;
+
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
+
+use carcassonne_competition::{PlayerName, PlayerRecord, REGISTRY_SCHEMA, Registry, RegistryError, RegistryEvent};
+use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError};
+use subtle::ConstantTimeEq;
+
+use crate::api::status::{ApiError, quote};
+use crate::games::auth::{self, TokenHash};
+use crate::games::{Account, store_error};
+
+/// The stream that holds the registry's events.
+pub const REGISTRY_STREAM: &str = "@players";
+
+/// Streams whose id begins with this are the server's own (players,
+/// tournaments, ratings), never games: game ids never begin with it.
+pub const SERVER_STREAM_PREFIX: char = '@';
+
+/// Whether a stored stream is a game's (and not the server's own).
+pub fn is_game_stream(id: &GameId) -> bool {
+    !id.as_str().starts_with(SERVER_STREAM_PREFIX)
+}
+
+/// Who may register.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Registration {
+    /// Anybody.
+    Open,
+    /// Only the bearer of the admin key.
+    Admin,
+}
+
+/// The registry, and what registration and organisers need.
+pub struct Players {
+    store: Arc<dyn EventStore>,
+    registry: RwLock<Folded>,
+    /// Held from a decision to its append, so two registrations never both
+    /// decide on the same registry.
+    writing: Mutex<()>,
+    admin: Option<TokenHash>,
+    registration: Registration,
+}
+
+#[derive(Default)]
+struct Folded {
+    registry: Registry,
+    /// The seq of the registry stream's last event.
+    version: u64,
+}
+
+impl Players {
+    /// The registry folded from the store. `admin_key`: the server's admin
+    /// credential, if it has one (without one, nobody is admin).
+    pub fn open(
+        store: Arc<dyn EventStore>,
+        admin_key: Option<&str>,
+        registration: Registration,
+    ) -> Result<Players, ApiError> {
+        let players = Players {
+            store,
+            registry: RwLock::new(Folded::default()),
+            writing: Mutex::new(()),
+            admin: admin_key.map(auth::hash),
+            registration,
+        };
+        players.reload()?;
+        Ok(players)
+    }
+
+    fn stream() -> GameId {
+        GameId::new(REGISTRY_STREAM).unwrap_or_else(|_| unreachable!("a valid stream id"))
+    }
+
+    /// Folds the registry again from the store.
+    fn reload(&self) -> Result<(), ApiError> {
+        let stored = match self.store.read_game(&Self::stream(), 1) {
+            Ok(stored) => stored,
+            Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(error) => return Err(store_error(error)),
+        };
+        let mut folded = Folded::default();
+        for event in &stored {
+            if event.schema != REGISTRY_SCHEMA {
+                return Err(ApiError::Corrupt(format!("{REGISTRY_STREAM} event {}: schema {}", event.seq, event.schema)));
+            }
+            let decoded = RegistryEvent::decode(&event.payload)
+                .map_err(|e| ApiError::Corrupt(format!("{REGISTRY_STREAM} event {}: {e}", event.seq)))?;
+            folded.registry.apply(&decoded);
+            folded.version = event.seq;
+        }
+        *self.registry.write().unwrap_or_else(PoisonError::into_inner) = folded;
+        Ok(())
+    }
+
+    fn read<T>(&self, f: impl FnOnce(&Registry) -> T) -> T {
+        f(&self.registry.read().unwrap_or_else(PoisonError::into_inner).registry)
+    }
+
+    /// Decides an event on the registry and appends it durably; blocking.
+    fn write(&self, decide: impl Fn(&Registry) -> Result<RegistryEvent, ApiError>) -> Result<(), ApiError> {
+        let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+        let (event, version) = {
+            let folded = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+            (decide(&folded.registry)?, folded.version)
+        };
+        let new = NewEvent {
+            actor: Actor::Server,
+            schema: REGISTRY_SCHEMA,
+            payload: event.encode(),
+        };
+        match self.store.append(&Self::stream(), version, &RequestId::default(), &[new]) {
+            Ok(written) => {
+                let mut folded = self.registry.write().unwrap_or_else(PoisonError::into_inner);
+                folded.registry.apply(&event);
+                folded.version = written.last_seq;
+                Ok(())
+            }
+            Err(error) => {
+                // Whatever happened, the next decision starts from the store.
+                let _ = self.reload();
+                Err(store_error(error))
+            }
+        }
+    }
+
+    /// Whether `key` is the server's admin key (compared in constant time).
+    pub fn is_admin(&self, key: Option<&str>) -> bool {
+        match (self.admin, key) {
+            (Some(admin), Some(key)) => bool::from(admin.ct_eq(&auth::hash(key))),
+            _ => false,
+        }
+    }
+
+    /// Registers a player: its record and its new API key, shown once.
+    /// `caller`: the request's bearer token, the admin key when
+    /// registration is not open.
+    pub fn register(&self, caller: Option<&str>, name: &str) -> Result<(PlayerRecord, String), ApiError> {
+        if self.registration == Registration::Admin && !self.is_admin(caller) {
+            return Err(ApiError::RegistrationClosed);
+        }
+        let name = parse_name("name", name)?;
+        let key = auth::new_token().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
+        let key_hash = auth::hex(&auth::hash(&key));
+        self.write(|registry| {
+            registry.register(&name, &key_hash).map_err(|e| match e {
+                RegistryError::NameTaken { requested, .. } => ApiError::NameTaken(requested.to_string()),
+                other => ApiError::Internal(format!("registering: {other}")),
+            })
+        })?;
+        tracing::info!(player = %name, "player registered");
+        let record = self.get(&name)?;
+        Ok((record, key))
+    }
+
+    /// Makes a player an organiser or not; only the admin may.
+    pub fn set_organiser(&self, caller: Option<&str>, name: &str, organiser: bool) -> Result<PlayerRecord, ApiError> {
+        if !self.is_admin(caller) {
+            return Err(ApiError::NotAdmin);
+        }
+        let name = parse_name("name", name)?;
+        let current = self.get(&name)?;
+        if current.organiser != organiser {
+            self.write(|registry| {
+                let decided = if organiser {
+                    registry.promote(&name)
+                } else {
+                    registry.demote(&name)
+                };
+                decided.map_err(|e| match e {
+                    RegistryError::UnknownPlayer(name) => ApiError::PlayerNotFound(name.to_string()),
+                    other => ApiError::Internal(format!("promoting: {other}")),
+                })
+            })?;
+            tracing::info!(player = %name, organiser, "organiser set");
+        }
+        self.get(&name)
+    }
+
+    /// A registered player.
+    pub fn get(&self, name: &PlayerName) -> Result<PlayerRecord, ApiError> {
+        self.read(|registry| registry.player(name).cloned())
+            .ok_or_else(|| ApiError::PlayerNotFound(name.to_string()))
+    }
+
+    /// The player whose API key `key` is.
+    pub fn player_of_key(&self, key: &str) -> Option<PlayerName> {
+        let hash = auth::hash(key);
+        self.read(|registry| registry.by_key_hash(&hash).cloned())
+    }
+
+    /// The caller's player, from the request's bearer token.
+    pub fn caller(&self, key: Option<&str>) -> Result<PlayerName, ApiError> {
+        let key = key.ok_or(ApiError::MissingToken)?;
+        self.player_of_key(key).ok_or(ApiError::UnknownKey)
+    }
+
+    /// The caller's player, who must be an organiser.
+    pub fn organiser(&self, key: Option<&str>) -> Result<PlayerName, ApiError> {
+        let name = self.caller(key)?;
+        match self.get(&name)?.organiser {
+            true => Ok(name),
+            false => Err(ApiError::NotOrganiser),
+        }
+    }
+
+    /// A registered player's seat in a new game: their name and key hash.
+    pub fn account(&self, name: &PlayerName) -> Result<Account, ApiError> {
+        let hash = self.read(|registry| registry.key_hash(name));
+        let key_hash = hash.ok_or_else(|| ApiError::PlayerNotFound(name.to_string()))?;
+        Ok(Account {
+            name: name.to_string(),
+            key_hash,
+        })
+    }
+}
+
+/// A player's name from a request: "players/{name}" or the bare name.
+pub fn parse_name(field: &str, text: &str) -> Result<PlayerName, ApiError> {
+    let bare = text.strip_prefix("players/").unwrap_or(text);
+    PlayerName::new(bare).map_err(|e| ApiError::InvalidArgument {
+        field: field.to_owned(),
+        message: format!("{}: {e}", quote(text)),
+    })
+}

@@ -1,0 +1,150 @@
+//! Which games each registered player sits in, from the games' openings.
+//!
+//! Built at start from the first event of every game (one small read per
+//! game), then kept up to date by whoever meets a game first: a lookup of
+//! a game not yet known reads its opening from the store. Every game is
+//! known, guests' games too (as having no registered seat), so a stream
+//! that meets an event of a guests' game never reads the store again.
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use carcassonne_store::{EventStore, GameId};
+
+use super::is_game_stream;
+use crate::api::status::ApiError;
+use crate::games::stored::{OPENED_SCHEMA, Opened};
+use crate::games::store_error;
+
+/// What a game's opening says of its seats, as far as players go.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct GameSeats {
+    /// Per seat, the registered player it belongs to; empty for guests only.
+    pub accounts: Vec<Option<String>>,
+    pub rated: bool,
+    pub tournament: Option<String>,
+}
+
+impl GameSeats {
+    pub fn of(opened: &Opened) -> GameSeats {
+        GameSeats {
+            accounts: opened.accounts.clone(),
+            rated: opened.rated,
+            tournament: opened.tournament.clone(),
+        }
+    }
+
+    /// The seat of registered player `name`.
+    pub fn seat_of(&self, name: &str) -> Option<u8> {
+        self.accounts
+            .iter()
+            .position(|a| a.as_deref() == Some(name))
+            .map(|seat| seat as u8)
+    }
+
+    /// Whether the game matters beyond its players: rated, or a
+    /// tournament's, so its end must be recorded.
+    pub fn recorded(&self) -> bool {
+        self.rated || self.tournament.is_some()
+    }
+}
+
+#[derive(Default)]
+struct Index {
+    games: HashMap<GameId, Arc<GameSeats>>,
+    /// Each player's games, in id order.
+    by_player: HashMap<String, BTreeSet<GameId>>,
+    /// Games known to be over: never a player's pending business again.
+    finished: HashSet<GameId>,
+}
+
+/// The index of players' seats.
+pub struct Seats {
+    store: Arc<dyn EventStore>,
+    index: RwLock<Index>,
+}
+
+impl Seats {
+    /// Reads the opening of every game in the store.
+    pub fn build(store: Arc<dyn EventStore>) -> Result<Seats, ApiError> {
+        let seats = Seats {
+            store: store.clone(),
+            index: RwLock::new(Index::default()),
+        };
+        let mut token: Option<String> = None;
+        loop {
+            let page = store.list_games(token.as_deref(), 0).map_err(store_error)?;
+            for summary in &page.games {
+                if is_game_stream(&summary.game) {
+                    seats.of(&summary.game)?;
+                }
+            }
+            token = page.next_page_token;
+            if token.is_none() {
+                return Ok(seats);
+            }
+        }
+    }
+
+    /// What the opening of game `id` says, read from the store the first
+    /// time.
+    pub fn of(&self, id: &GameId) -> Result<Arc<GameSeats>, ApiError> {
+        if let Some(known) = self.index.read().unwrap_or_else(PoisonError::into_inner).games.get(id) {
+            return Ok(known.clone());
+        }
+        let first = self.store.read_game_chunk(id, 1, 1).map_err(store_error)?;
+        let opened = match first.first() {
+            Some(event) if event.schema == OPENED_SCHEMA => Opened::decode(&event.payload)
+                .map_err(|e| ApiError::Corrupt(format!("games/{id} event 1: {e}")))?,
+            _ => return Err(ApiError::NotFound(id.to_string())),
+        };
+        Ok(self.learn(id, GameSeats::of(&opened)))
+    }
+
+    /// Records a game's seats (idempotent).
+    pub fn learn(&self, id: &GameId, seats: GameSeats) -> Arc<GameSeats> {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(known) = index.games.get(id) {
+            return known.clone();
+        }
+        for name in seats.accounts.iter().flatten() {
+            index.by_player.entry(name.clone()).or_default().insert(id.clone());
+        }
+        let seats = Arc::new(seats);
+        index.games.insert(id.clone(), seats.clone());
+        seats
+    }
+
+    /// Notes that a game is over.
+    pub fn finished(&self, id: &GameId) {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        index.finished.insert(id.clone());
+    }
+
+    /// The games of player `name` not known to be over, in id order.
+    pub fn open_games_of(&self, name: &str) -> Vec<GameId> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        index
+            .by_player
+            .get(name)
+            .into_iter()
+            .flatten()
+            .filter(|id| !index.finished.contains(*id))
+            .cloned()
+            .collect()
+    }
+
+    /// Every known game whose end must be recorded (rated or a
+    /// tournament's) and that is not known to be over.
+    pub fn open_recorded_games(&self) -> Vec<(GameId, Arc<GameSeats>)> {
+        let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
+        let mut games: Vec<_> = index
+            .games
+            .iter()
+            .filter(|(id, seats)| seats.recorded() && !index.finished.contains(*id))
+            .map(|(id, seats)| (id.clone(), seats.clone()))
+            .collect();
+        games.sort_by(|a, b| a.0.cmp(&b.0));
+        games
+    }
+}

@@ -1,0 +1,132 @@
+//! What happens when a game ends beyond the game itself: a rated game's
+//! result goes to the ratings, a tournament's game to its tournament
+//! (which may pair the next round).
+//!
+//! The recorder follows the store's server-wide stream. It never depends
+//! on having seen every event: falling behind (or starting) makes it check
+//! every open rated or tournament game, and every step is idempotent (a
+//! game is rated once, a result recorded once), so a crash at any point
+//! loses nothing and doubles nothing.
+
+use std::sync::Arc;
+
+use carcassonne_competition::PlayerName;
+use carcassonne_store::{GameId, StoredEvent};
+use tokio::sync::broadcast;
+
+use crate::api::status::ApiError;
+use crate::games::Games;
+use crate::players::seats::{GameSeats, Seats};
+use crate::players::is_game_stream;
+use crate::ratings::RatingBook;
+use crate::tournaments::Tournaments;
+
+pub struct Recorder {
+    pub games: Arc<Games>,
+    pub seats: Arc<Seats>,
+    pub ratings: Arc<RatingBook>,
+    pub tournaments: Arc<Tournaments>,
+}
+
+impl Recorder {
+    /// Records the end of game `id` if it has ended; blocking. Returns
+    /// whether it has.
+    fn record(&self, id: &GameId, seats: &GameSeats) -> Result<bool, ApiError> {
+        let loaded = self.games.current(id)?;
+        if !loaded.game.is_finished() {
+            return Ok(false);
+        }
+        if seats.rated
+            && let Some(ranks) = loaded.game.ranking()
+        {
+            let players = seats
+                .accounts
+                .iter()
+                .map(|a| a.as_deref().and_then(|name| PlayerName::new(name).ok()))
+                .collect::<Option<Vec<_>>>();
+            match players {
+                Some(players) => self.ratings.rate(id, players, ranks)?,
+                None => tracing::warn!(game = %id, "a rated game with a guest seat is not rated"),
+            }
+        }
+        if let Some(tournament) = &seats.tournament {
+            self.drive(tournament)?;
+        }
+        self.seats.finished(id);
+        Ok(true)
+    }
+
+    /// Drives a tournament; the resignations it makes settle on their own.
+    fn drive(&self, tournament: &str) -> Result<(), ApiError> {
+        for resigning in self.tournaments.drive(tournament)? {
+            let games = self.games.clone();
+            tokio::spawn(async move {
+                if let Err(error) = games.settle(resigning).await {
+                    tracing::warn!(%error, "a withdrawn player's resignation");
+                }
+            });
+        }
+        Ok(())
+    }
+
+    /// Checks every open rated or tournament game, and every tournament.
+    pub fn catch_up(&self) -> Result<(), ApiError> {
+        for (id, seats) in self.seats.open_recorded_games() {
+            self.record(&id, &seats)?;
+        }
+        for tournament in self.tournaments.ids() {
+            self.drive(&tournament)?;
+        }
+        Ok(())
+    }
+
+    /// One stored event of the server-wide stream.
+    fn on_event(&self, event: &StoredEvent) -> Result<(), ApiError> {
+        if !is_game_stream(&event.game) {
+            return Ok(());
+        }
+        let seats = self.seats.of(&event.game)?;
+        if seats.recorded() {
+            self.record(&event.game, &seats)?;
+        }
+        Ok(())
+    }
+
+    /// Follows the store until `stopping`.
+    pub async fn run(self: Arc<Self>, mut stopping: tokio::sync::watch::Receiver<bool>) {
+        let mut live = self.games.store().subscribe_all();
+        let mut behind = true;
+        loop {
+            if behind {
+                let this = self.clone();
+                match tokio::task::spawn_blocking(move || this.catch_up()).await {
+                    Ok(Ok(())) => behind = false,
+                    Ok(Err(error)) => tracing::warn!(%error, "recording games' ends; trying again"),
+                    Err(error) => tracing::error!(%error, "the recorder's task failed"),
+                }
+                if behind {
+                    tokio::select! {
+                        () = tokio::time::sleep(std::time::Duration::from_secs(1)) => continue,
+                        _ = stopping.changed() => return,
+                    }
+                }
+            }
+            let next = tokio::select! {
+                next = live.recv() => next,
+                _ = stopping.changed() => return,
+            };
+            match next {
+                Ok(event) => {
+                    let this = self.clone();
+                    let done = tokio::task::spawn_blocking(move || this.on_event(&event)).await;
+                    if !matches!(done, Ok(Ok(()))) {
+                        // Check everything again rather than lose an end.
+                        behind = true;
+                    }
+                }
+                Err(broadcast::error::RecvError::Lagged(_)) => behind = true,
+                Err(broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+}

@@ -1,0 +1,292 @@
+//! A registered player's own stream (WatchPlayer): the games that start
+//! with them in a seat, each decision that becomes theirs, the games that
+//! end, and the tournament rounds that seat them, over one connection.
+//!
+//! It is the store's server-wide stream, filtered: first a snapshot of
+//! every decision that is the player's now, then the stored events after
+//! the client's position (if it resumes), then live events; falling
+//! behind the live feed sends it back to the store, so nothing is ever
+//! skipped. A decision is sent when the stream passes the event that is
+//! its game's last: every decision the player must make is sent at least
+//! once, and a client acts on each (game, version) once.
+
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use carcassonne_competition::{PlayerName, TOURNAMENT_SCHEMA, TournamentEvent};
+use carcassonne_store::StoredEvent;
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::Status;
+
+use super::watch_service::keep_alive;
+use crate::api::status::ApiError;
+use crate::api::{version, view};
+use crate::games::stored::Loaded;
+use crate::games::{Games, store_error};
+use crate::players::is_game_stream;
+use crate::players::seats::Seats;
+use crate::proto::{self, watch_player_response as message};
+use crate::tournaments::TOURNAMENT_STREAM_PREFIX;
+
+pub type PlayerStream = Pin<Box<dyn Stream<Item = Result<proto::WatchPlayerResponse, Status>> + Send>>;
+
+/// Messages a slow client may have waiting before the stream stops
+/// reading for it.
+const CLIENT_BUFFER: usize = 64;
+
+/// Starts a player's stream.
+pub fn start(
+    games: Arc<Games>,
+    seats: Arc<Seats>,
+    player: PlayerName,
+    request: proto::WatchPlayerRequest,
+    stopping: tokio::sync::watch::Receiver<bool>,
+) -> Result<PlayerStream, ApiError> {
+    let every = keep_alive(request.keep_alive_ms)?;
+    let after = u64::try_from(request.after_position).map_err(|_| ApiError::InvalidArgument {
+        field: "after_position".to_owned(),
+        message: format!("a position is never negative, not {}", request.after_position),
+    })?;
+    // Subscribed before anything is read, so that nothing falls between.
+    let live = games.store().subscribe_all();
+    let start = games.store().last_position();
+    let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
+    let pump = Pump {
+        tx,
+        games,
+        seats,
+        player,
+        position: if after == 0 { start } else { after.min(start) },
+    };
+    tokio::spawn(pump.run(live, start, every, stopping));
+    Ok(Box::pin(ReceiverStream::new(rx)))
+}
+
+struct Pump {
+    tx: mpsc::Sender<Result<proto::WatchPlayerResponse, Status>>,
+    games: Arc<Games>,
+    seats: Arc<Seats>,
+    player: PlayerName,
+    /// The last position passed.
+    position: u64,
+}
+
+/// The client went away: stop.
+struct Gone;
+
+impl Pump {
+    async fn send(&self, position: u64, snapshot: bool, m: message::Message) -> Result<(), Gone> {
+        let response = proto::WatchPlayerResponse {
+            position: position as i64,
+            snapshot,
+            message: Some(m),
+        };
+        self.tx.send(Ok(response)).await.map_err(|_| Gone)
+    }
+
+    async fn fail(&self, error: ApiError) {
+        let _ = self.tx.send(Err(error.into())).await;
+    }
+
+    async fn blocking<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&Games, &Seats) -> Result<T, ApiError> + Send + 'static,
+    ) -> Result<T, ApiError> {
+        let (games, seats) = (self.games.clone(), self.seats.clone());
+        tokio::task::spawn_blocking(move || work(&games, &seats))
+            .await
+            .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
+    }
+
+    async fn run(
+        mut self,
+        mut live: broadcast::Receiver<Arc<StoredEvent>>,
+        start: u64,
+        every: Duration,
+        mut stopping: tokio::sync::watch::Receiver<bool>,
+    ) {
+        if self.snapshot(start).await.is_err() {
+            return;
+        }
+        loop {
+            // From the store up to its end...
+            match self.catch_up().await {
+                Ok(()) => {}
+                Err(Some(error)) => return self.fail(error).await,
+                Err(None) => return,
+            }
+            // ... then live, until the feed leaves us behind.
+            loop {
+                let next = tokio::select! {
+                    next = live.recv() => next,
+                    _ = stopping.changed() => return,
+                    () = tokio::time::sleep(every) => {
+                        let position = self.position;
+                        if self.send(position, false, message::Message::KeepAlive(position as i64)).await.is_err() {
+                            return;
+                        }
+                        continue;
+                    }
+                };
+                match next {
+                    Ok(event) if event.position <= self.position => {}
+                    Ok(event) => match self.pass(&event).await {
+                        Ok(()) => {}
+                        Err(Some(error)) => return self.fail(error).await,
+                        Err(None) => return,
+                    },
+                    Err(broadcast::error::RecvError::Lagged(_)) => break,
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        }
+    }
+
+    /// Every decision that is the player's now.
+    async fn snapshot(&self, start: u64) -> Result<(), Gone> {
+        let player = self.player.to_string();
+        let pending = self
+            .blocking(move |games, seats| {
+                let mut pending = Vec::new();
+                for id in seats.open_games_of(&player) {
+                    let loaded = games.current(&id)?;
+                    if loaded.game.is_finished() {
+                        seats.finished(&id);
+                        continue;
+                    }
+                    if let Some(seat) = loaded.opened.seat_of_account(&player)
+                        && loaded.game.decision_owner().map(|s| s.0) == Some(seat)
+                    {
+                        pending.push(decision(&loaded, seat));
+                    }
+                }
+                Ok(pending)
+            })
+            .await;
+        match pending {
+            Ok(pending) => {
+                for m in pending {
+                    self.send(start, true, m).await?;
+                }
+                Ok(())
+            }
+            Err(error) => {
+                self.fail(error).await;
+                Err(Gone)
+            }
+        }
+    }
+
+    /// Reads the store from the last position passed to its end.
+    async fn catch_up(&mut self) -> Result<(), Option<ApiError>> {
+        loop {
+            let (store, from) = (self.games.store().clone(), self.position + 1);
+            let page = tokio::task::spawn_blocking(move || store.read_all(from, 1000))
+                .await
+                .map_err(|e| Some(ApiError::Internal(format!("store task failed: {e}"))))?
+                .map_err(|e| Some(store_error(e)))?;
+            if page.is_empty() {
+                return Ok(());
+            }
+            for event in page {
+                self.pass(&event).await?;
+            }
+        }
+    }
+
+    /// What one stored event means for the player; sends it.
+    async fn pass(&mut self, event: &StoredEvent) -> Result<(), Option<ApiError>> {
+        self.position = event.position;
+        let messages = if is_game_stream(&event.game) {
+            self.game_event(event).await.map_err(Some)?
+        } else if event.game.as_str().starts_with(TOURNAMENT_STREAM_PREFIX) && event.schema == TOURNAMENT_SCHEMA {
+            self.tournament_event(event)
+        } else {
+            Vec::new()
+        };
+        for m in messages {
+            self.send(event.position, false, m).await.map_err(|Gone| None)?;
+        }
+        Ok(())
+    }
+
+    async fn game_event(&self, event: &StoredEvent) -> Result<Vec<message::Message>, ApiError> {
+        let game = event.game.clone();
+        let seq = event.seq;
+        let player = self.player.to_string();
+        self.blocking(move |games, seats| {
+            let Some(seat) = seats.of(&game)?.seat_of(&player) else {
+                return Ok(Vec::new());
+            };
+            let loaded = games.current(&game)?;
+            let mut messages = Vec::new();
+            if seq == 1 {
+                messages.push(message::Message::GameStarted(proto::PlayerGameStarted {
+                    game: Some(view::game_as(&loaded.info, loaded.version as i64, &loaded.game, proto::GameView::Full)),
+                    seat: u32::from(seat),
+                }));
+            }
+            // Only the game's last event says what is pending now; an
+            // earlier one's decision is made already.
+            if seq == loaded.version {
+                if loaded.game.is_finished() {
+                    seats.finished(&game);
+                    messages.push(message::Message::GameEnded(proto::PlayerGameEnded {
+                        game: Some(view::game_as(&loaded.info, loaded.version as i64, &loaded.game, proto::GameView::Full)),
+                        seat: u32::from(seat),
+                    }));
+                } else if loaded.game.decision_owner().map(|s| s.0) == Some(seat) {
+                    messages.push(decision(&loaded, seat));
+                }
+            }
+            Ok(messages)
+        })
+        .await
+    }
+
+    fn tournament_event(&self, event: &StoredEvent) -> Vec<message::Message> {
+        let Ok(TournamentEvent::RoundPaired { round, tables, byes }) = TournamentEvent::decode(&event.payload) else {
+            return Vec::new();
+        };
+        let tournament = event.game.as_str().trim_start_matches(TOURNAMENT_STREAM_PREFIX);
+        let named = |name: &PlayerName| format!("players/{name}");
+        let mut messages = Vec::new();
+        for table in tables.iter().filter(|t| t.players.contains(&self.player)) {
+            messages.push(message::Message::RoundPaired(proto::PlayerRoundPaired {
+                tournament: format!("tournaments/{tournament}"),
+                round,
+                table: table.players.iter().map(named).collect(),
+                games: table.games.iter().map(|g| format!("games/{g}")).collect(),
+                bye: false,
+            }));
+        }
+        if byes.contains(&self.player) {
+            messages.push(message::Message::RoundPaired(proto::PlayerRoundPaired {
+                tournament: format!("tournaments/{tournament}"),
+                round,
+                table: Vec::new(),
+                games: Vec::new(),
+                bye: true,
+            }));
+        }
+        messages
+    }
+}
+
+/// The decision pending in `loaded`, which is seat `seat`'s.
+fn decision(loaded: &Loaded, seat: u8) -> message::Message {
+    message::Message::Decision(proto::PlayerDecision {
+        game: format!("games/{}", loaded.info.id),
+        seat: u32::from(seat),
+        legal: Some(proto::GetLegalActionsResponse {
+            version: version::of_seq(loaded.version),
+            pending: Some(view::pending(&loaded.game)),
+            actions: view::actions(&loaded.game),
+            time_left_ms: view::times_left(&loaded.game),
+            clock_time_ms: view::millis(loaded.game.time()),
+        }),
+    })
+}

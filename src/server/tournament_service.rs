@@ -1,0 +1,296 @@
+//! TournamentService: organisers create tournaments and withdraw players;
+//! anyone reads them, their standings and their archive.
+
+use std::pin::Pin;
+use std::sync::Arc;
+
+use carcassonne_competition::{Format, Spec};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::Stream;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::request::{optional_token, request_id};
+use crate::api::status::ApiError;
+use crate::players::{Players, parse_name};
+use crate::proto;
+use crate::tournaments::view::{standings_view, tournament_view};
+use crate::tournaments::{GameSettings, Tournaments};
+
+type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+pub struct TournamentService {
+    pub players: Arc<Players>,
+    pub tournaments: Arc<Tournaments>,
+    pub archives: Arc<dyn Fn(&str) -> Result<Vec<u8>, ApiError> + Send + Sync>,
+    pub stopping: tokio::sync::watch::Receiver<bool>,
+}
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
+}
+
+/// `tournaments/{id}` to an id.
+pub fn tournament_id(name: &str) -> Result<String, ApiError> {
+    let id = name.strip_prefix("tournaments/").ok_or_else(|| ApiError::InvalidArgument {
+        field: "name".to_owned(),
+        message: format!("{} is not \"tournaments/{{id}}\"", crate::api::status::quote(name)),
+    })?;
+    if id.is_empty() || id.len() > 24 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return Err(ApiError::TournamentNotFound(id.to_owned()));
+    }
+    Ok(id.to_owned())
+}
+
+/// A new tournament's id: derived from the creation's request id, so that a
+/// retried creation finds the tournament it made.
+fn new_tournament_id(request_id: &str) -> String {
+    use sha2::Digest as _;
+    let digest = sha2::Sha256::digest(request_id.as_bytes());
+    format!("t{}", &crate::games::auth::hex(&digest)[..16])
+}
+
+/// The spec a creation asks for, checked field by field.
+fn spec_of(r: &proto::CreateTournamentRequest, organiser: carcassonne_competition::PlayerName) -> Result<Spec, ApiError> {
+    let invalid = |field: &str, message: String| ApiError::InvalidArgument {
+        field: field.to_owned(),
+        message,
+    };
+    let participants = r
+        .participants
+        .iter()
+        .map(|p| parse_name("participants", p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let format = match proto::TournamentFormat::try_from(r.format) {
+        Ok(proto::TournamentFormat::RoundRobin) => Format::RoundRobin,
+        Ok(proto::TournamentFormat::Swiss) => Format::Swiss { rounds: r.rounds },
+        _ => return Err(invalid("format", "ROUND_ROBIN or SWISS".to_owned())),
+    };
+    let table_size = match r.table_size {
+        0 => 2,
+        n @ 2..=5 => n as u8,
+        n => return Err(invalid("table_size", format!("2 to 5, not {n}"))),
+    };
+    let table_points = if r.table_points.is_empty() {
+        Spec::default_table_points(table_size)
+    } else {
+        r.table_points.clone()
+    };
+    let games_per_match = match r.games_per_match {
+        0 => 1,
+        n @ 1..=10 => n as u8,
+        n => return Err(invalid("games_per_match", format!("1 to 10, not {n}"))),
+    };
+    let Some(time_control) = r.time_control else {
+        return Err(invalid("time_control", "required: every game of a tournament has a clock".to_owned()));
+    };
+    // Checked now, as the games will check them.
+    crate::api::parse::rules(r.rules.as_ref())?;
+    if crate::api::parse::time_control(Some(&time_control))?.is_none() {
+        return Err(invalid("time_control", "required: every game of a tournament has a clock".to_owned()));
+    }
+    let settings = GameSettings {
+        rules: r.rules.clone().unwrap_or_default(),
+        time_control,
+    };
+    let games = serde_json::to_value(&settings).map_err(|e| ApiError::Internal(format!("game settings: {e}")))?;
+    Ok(Spec {
+        name: r.title.clone(),
+        organiser: Some(organiser),
+        participants,
+        format,
+        table_size,
+        table_points,
+        games_per_match,
+        duplicate_bags: r.duplicate_bags,
+        rated: r.rated,
+        games,
+    })
+}
+
+#[tonic::async_trait]
+impl proto::tournament_service_server::TournamentService for TournamentService {
+    async fn create_tournament(
+        &self,
+        request: Request<proto::CreateTournamentRequest>,
+    ) -> Result<Response<proto::CreateTournamentResponse>, Status> {
+        let organiser = self.players.organiser(optional_token(&request)?.as_deref())?;
+        let r = request.into_inner();
+        let request = request_id(&r.request_id)?;
+        if request.as_str().len() < 16 {
+            return Err(ApiError::InvalidArgument {
+                field: "request_id".to_owned(),
+                message: "at least 16 characters: it names the tournament".to_owned(),
+            }
+            .into());
+        }
+        let spec = spec_of(&r, organiser)?;
+        let id = new_tournament_id(request.as_str());
+        let tournaments = self.tournaments.clone();
+        let held = blocking(move || {
+            let held = tournaments.create(&id, &request, spec)?;
+            tournaments.drive(&id)?;
+            let _ = held;
+            tournaments.get(&id)
+        })
+        .await?;
+        Ok(Response::new(proto::CreateTournamentResponse {
+            tournament: Some(tournament_view(&held)),
+        }))
+    }
+
+    async fn get_tournament(
+        &self,
+        request: Request<proto::GetTournamentRequest>,
+    ) -> Result<Response<proto::GetTournamentResponse>, Status> {
+        let id = tournament_id(&request.get_ref().name)?;
+        let held = self.tournaments.get(&id)?;
+        Ok(Response::new(proto::GetTournamentResponse {
+            tournament: Some(tournament_view(&held)),
+        }))
+    }
+
+    async fn list_tournaments(
+        &self,
+        request: Request<proto::ListTournamentsRequest>,
+    ) -> Result<Response<proto::ListTournamentsResponse>, Status> {
+        let r = request.into_inner();
+        let page_size = match r.page_size {
+            0 => 20,
+            n @ 1..=100 => n as usize,
+            n => {
+                return Err(ApiError::InvalidArgument {
+                    field: "page_size".to_owned(),
+                    message: format!("at most 100, not {n}"),
+                }
+                .into());
+            }
+        };
+        let after = r.page_token;
+        let ids: Vec<String> = self.tournaments.ids().into_iter().filter(|id| *id > after).collect();
+        let page: Vec<_> = ids.iter().take(page_size).collect();
+        let next = if ids.len() > page_size {
+            page.last().map(|id| id.to_string()).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let tournaments = page
+            .iter()
+            .map(|id| self.tournaments.get(id).map(|held| tournament_view(&held)))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(Response::new(proto::ListTournamentsResponse {
+            tournaments,
+            next_page_token: next,
+        }))
+    }
+
+    async fn get_standings(
+        &self,
+        request: Request<proto::GetStandingsRequest>,
+    ) -> Result<Response<proto::GetStandingsResponse>, Status> {
+        let id = tournament_id(&request.get_ref().name)?;
+        let held = self.tournaments.get(&id)?;
+        Ok(Response::new(proto::GetStandingsResponse {
+            standings: Some(standings_view(&held)),
+        }))
+    }
+
+    type WatchTournamentStream = Responses<proto::WatchTournamentResponse>;
+
+    async fn watch_tournament(
+        &self,
+        request: Request<proto::WatchTournamentRequest>,
+    ) -> Result<Response<Self::WatchTournamentStream>, Status> {
+        let id = tournament_id(&request.get_ref().name)?;
+        // Subscribed before the first read, so no change falls between.
+        let mut changes = self.tournaments.changes();
+        self.tournaments.get(&id)?;
+        let (tx, rx) = mpsc::channel(16);
+        let tournaments = self.tournaments.clone();
+        let mut stopping = self.stopping.clone();
+        tokio::spawn(async move {
+            let mut shown = None;
+            loop {
+                let held = match tournaments.get(&id) {
+                    Ok(held) => held,
+                    Err(error) => {
+                        let _ = tx.send(Err(error.into())).await;
+                        return;
+                    }
+                };
+                if shown != Some(held.version) {
+                    shown = Some(held.version);
+                    let message = proto::WatchTournamentResponse {
+                        tournament: Some(tournament_view(&held)),
+                        standings: Some(standings_view(&held)),
+                    };
+                    if tx.send(Ok(message)).await.is_err() {
+                        return;
+                    }
+                }
+                if held.tournament.is_finished() {
+                    return;
+                }
+                let changed = tokio::select! {
+                    changed = changes.recv() => changed,
+                    _ = stopping.changed() => return,
+                };
+                match changed {
+                    Ok(changed) if changed != id => {}
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => return,
+                }
+            }
+        });
+        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+    }
+
+    async fn withdraw_player(
+        &self,
+        request: Request<proto::WithdrawPlayerRequest>,
+    ) -> Result<Response<proto::WithdrawPlayerResponse>, Status> {
+        let caller = self.players.caller(optional_token(&request)?.as_deref())?;
+        let r = request.into_inner();
+        let id = tournament_id(&r.name)?;
+        let player = parse_name("player", &r.player)?;
+        let tournaments = self.tournaments.clone();
+        let held = blocking(move || tournaments.withdraw(&id, &caller, &player)).await?;
+        // The player's running games resign; their ends drive the rest.
+        let (tournaments, name) = (self.tournaments.clone(), r.name.clone());
+        let id = tournament_id(&name)?;
+        let resignations = blocking(move || tournaments.drive(&id)).await?;
+        for resigning in resignations {
+            let games = self.tournaments.games().clone();
+            tokio::spawn(async move {
+                if let Err(error) = games.settle(resigning).await {
+                    tracing::warn!(%error, "a withdrawn player's resignation");
+                }
+            });
+        }
+        Ok(Response::new(proto::WithdrawPlayerResponse {
+            tournament: Some(tournament_view(&held)),
+        }))
+    }
+
+    type ExportTournamentArchiveStream = Responses<proto::ExportTournamentArchiveResponse>;
+
+    async fn export_tournament_archive(
+        &self,
+        request: Request<proto::ExportTournamentArchiveRequest>,
+    ) -> Result<Response<Self::ExportTournamentArchiveStream>, Status> {
+        let id = tournament_id(&request.get_ref().name)?;
+        let archives = self.archives.clone();
+        let bytes = blocking(move || archives(&id)).await?;
+        let chunks: Vec<_> = bytes
+            .chunks(1 << 20)
+            .map(|chunk| {
+                Ok(proto::ExportTournamentArchiveResponse {
+                    chunk: chunk.to_vec(),
+                })
+            })
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+}

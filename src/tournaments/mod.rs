@@ -1,0 +1,377 @@
+//! Tournaments: each is the stream `@tournament/{id}` in the event store,
+//! and its state a fold of it through the competition crate (pairings,
+//! standings). This module runs them: it creates a tournament with its
+//! first round, creates each round's games (the players in their seats,
+//! with the round's seeds), records each game's result when it ends,
+//! pairs the next round when a round is complete, and finishes.
+//!
+//! Everything here is idempotent, so that running it again after a crash
+//! (at start, `drive_all`) finishes what was cut: results and rounds are
+//! appended with request ids that name them, games are created under ids
+//! derived from the tournament, the round, the table and the game.
+
+pub mod view;
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use carcassonne_competition::{
+    GameResult, PlayerName, TOURNAMENT_SCHEMA, Tournament, TournamentCommand, TournamentError, TournamentEvent,
+};
+use carcassonne_engine::{Seat, Seed, Setup};
+use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError, StoredEvent};
+use tokio::sync::broadcast;
+
+use crate::api::status::ApiError;
+use crate::games::{Games, NewGame, store_error};
+use crate::players::Players;
+use crate::proto;
+
+/// The prefix of every tournament's stream id.
+pub const TOURNAMENT_STREAM_PREFIX: &str = "@tournament/";
+
+/// A tournament's stream.
+pub fn stream_of(id: &str) -> Result<GameId, ApiError> {
+    GameId::new(format!("{TOURNAMENT_STREAM_PREFIX}{id}")).map_err(|_| ApiError::TournamentNotFound(id.to_owned()))
+}
+
+/// A tournament as this server holds it: its state and its stream's version.
+#[derive(Clone)]
+pub struct Held {
+    pub tournament: Tournament,
+    pub version: u64,
+}
+
+/// The settings of a tournament's games, as its spec keeps them (opaque to
+/// the competition crate): the rule options and the time control, in the
+/// canonical JSON of their API messages.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct GameSettings {
+    pub rules: proto::RuleOptions,
+    pub time_control: proto::TimeControl,
+}
+
+pub struct Tournaments {
+    store: Arc<dyn EventStore>,
+    games: Arc<Games>,
+    players: Arc<Players>,
+    held: Mutex<BTreeMap<String, Arc<Mutex<Held>>>>,
+    /// The id of every tournament that changed, for its watchers.
+    changes: broadcast::Sender<String>,
+}
+
+/// Decodes a tournament's stored events into its state.
+pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
+    let mut events = stored.iter().map(|e| {
+        if e.schema != TOURNAMENT_SCHEMA {
+            return Err(format!("event {}: schema {}", e.seq, e.schema));
+        }
+        TournamentEvent::decode(&e.payload).map_err(|error| format!("event {}: {error}", e.seq))
+    });
+    let Some(TournamentEvent::Created { spec, seed, .. }) = events.next().transpose()? else {
+        return Err("event 1 is not the creation".to_owned());
+    };
+    let mut tournament = Tournament::created(id, spec, seed);
+    for event in events {
+        tournament.apply(&event?);
+    }
+    Ok(Held {
+        tournament,
+        version: stored.last().map_or(0, |e| e.seq),
+    })
+}
+
+fn tournament_error(error: TournamentError) -> ApiError {
+    ApiError::TournamentState(error.to_string())
+}
+
+impl Tournaments {
+    /// Every tournament in the store, folded.
+    pub fn open(store: Arc<dyn EventStore>, games: Arc<Games>, players: Arc<Players>) -> Result<Tournaments, ApiError> {
+        let mut held = BTreeMap::new();
+        let mut token = Some(TOURNAMENT_STREAM_PREFIX.to_owned());
+        // Stream ids sort by bytes: the tournaments' are together.
+        let mut first = true;
+        while let Some(at) = token.take() {
+            let page = if first {
+                first = false;
+                store.list_games(None, 0)
+            } else {
+                store.list_games(Some(&at), 0)
+            }
+            .map_err(store_error)?;
+            for summary in &page.games {
+                let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) else {
+                    continue;
+                };
+                let stored = store.read_game(&summary.game, 1).map_err(store_error)?;
+                let folded = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+                held.insert(id.to_owned(), Arc::new(Mutex::new(folded)));
+            }
+            token = page.next_page_token;
+        }
+        Ok(Tournaments {
+            store,
+            games,
+            players,
+            held: Mutex::new(held),
+            changes: broadcast::channel(1024).0,
+        })
+    }
+
+    pub fn games(&self) -> &Arc<Games> {
+        &self.games
+    }
+
+    /// Tells of every tournament that changes, by id.
+    pub fn changes(&self) -> broadcast::Receiver<String> {
+        self.changes.subscribe()
+    }
+
+    fn entry(&self, id: &str) -> Result<Arc<Mutex<Held>>, ApiError> {
+        let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+        held.get(id).cloned().ok_or_else(|| ApiError::TournamentNotFound(id.to_owned()))
+    }
+
+    /// A tournament now.
+    pub fn get(&self, id: &str) -> Result<Held, ApiError> {
+        let entry = self.entry(id)?;
+        let held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        Ok(held.clone())
+    }
+
+    /// Every tournament's id, in order.
+    pub fn ids(&self) -> Vec<String> {
+        self.held.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect()
+    }
+
+    /// Appends decided events to a tournament's stream and folds them in,
+    /// under the tournament's lock the caller holds.
+    fn append(&self, id: &str, held: &mut Held, request: &str, events: Vec<TournamentEvent>) -> Result<(), ApiError> {
+        if events.is_empty() {
+            return Ok(());
+        }
+        let batch: Vec<NewEvent> = events
+            .iter()
+            .map(|e| NewEvent {
+                actor: Actor::Server,
+                schema: TOURNAMENT_SCHEMA,
+                payload: e.encode(),
+            })
+            .collect();
+        let request = RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
+        let appended = self
+            .store
+            .append(&stream_of(id)?, held.version, &request, &batch)
+            .map_err(store_error)?;
+        for event in &events {
+            held.tournament.apply(event);
+        }
+        held.version = appended.last_seq;
+        let _ = self.changes.send(id.to_owned());
+        Ok(())
+    }
+
+    /// Creates a tournament and its first round; blocking.
+    pub fn create(
+        &self,
+        id: &str,
+        request_id: &RequestId,
+        spec: carcassonne_competition::Spec,
+    ) -> Result<Held, ApiError> {
+        spec.check().map_err(|e| ApiError::InvalidArgument {
+            field: e.field().to_owned(),
+            message: e.to_string(),
+        })?;
+        for name in &spec.participants {
+            self.players.get(name)?;
+        }
+        let seed = crate::games::auth::random_seed().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
+        let created = TournamentEvent::Created {
+            spec: spec.clone(),
+            seed,
+            pairing: carcassonne_competition::PAIRING_VERSION.to_owned(),
+        };
+        let mut held = Held {
+            tournament: Tournament::created(id, spec, seed),
+            version: 0,
+        };
+        let first_round = held
+            .tournament
+            .decide(&TournamentCommand::Advance)
+            .map_err(tournament_error)?;
+        let mut events = vec![created];
+        events.extend(first_round.iter().cloned());
+        let batch: Vec<NewEvent> = events
+            .iter()
+            .map(|e| NewEvent {
+                actor: Actor::Server,
+                schema: TOURNAMENT_SCHEMA,
+                payload: e.encode(),
+            })
+            .collect();
+        let stream = stream_of(id)?;
+        let already = || ApiError::AlreadyExists(format!("tournaments/{id}"));
+        let appended = self.store.append(&stream, 0, request_id, &batch).map_err(|e| match e {
+            StoreError::Conflict { .. } => already(),
+            other => store_error(other),
+        })?;
+        if appended.first_seq != 1 {
+            return Err(already());
+        }
+        // The stored creation is the truth (a retry may have stored another
+        // seed): fold what is stored.
+        let stored = self.store.read_game(&stream, 1).map_err(store_error)?;
+        held = fold(id, &stored).map_err(ApiError::Corrupt)?;
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(id.to_owned(), Arc::new(Mutex::new(held.clone())));
+        tracing::info!(tournament = %id, "tournament created");
+        let _ = self.changes.send(id.to_owned());
+        Ok(held)
+    }
+
+    /// Withdraws a participant: only the tournament's organiser may.
+    pub fn withdraw(&self, id: &str, caller: &PlayerName, player: &PlayerName) -> Result<Held, ApiError> {
+        let entry = self.entry(id)?;
+        {
+            let mut held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+            if held.tournament.spec().organiser.as_ref() != Some(caller) {
+                return Err(ApiError::NotOrganiser);
+            }
+            let events = held
+                .tournament
+                .decide(&TournamentCommand::Withdraw { player: player.clone() })
+                .map_err(tournament_error)?;
+            self.append(id, &mut held, &format!("~withdrawn/{player}"), events)?;
+            tracing::info!(tournament = %id, player = %player, "player withdrawn");
+        }
+        self.get(id)
+    }
+
+    /// Brings a tournament up to date with its games, blocking: records
+    /// the results of the games that ended, pairs the next round when the
+    /// current one is complete (or finishes), creates the games of the
+    /// round, and resigns the seats of withdrawn players. Returns the
+    /// resignations to settle (they end games, which drive it again).
+    pub fn drive(&self, id: &str) -> Result<Vec<Box<crate::games::ActInFlight>>, ApiError> {
+        let entry = self.entry(id)?;
+        let mut held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut resignations = Vec::new();
+        loop {
+            if held.tournament.is_finished() {
+                return Ok(resignations);
+            }
+            // Results of the games that ended.
+            let pending: Vec<_> = held
+                .tournament
+                .pending_games()
+                .map(|g| (g.id.clone(), g.seats.clone()))
+                .collect();
+            for (game, seats) in &pending {
+                let game_id = GameId::new(game.clone()).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+                // Fresh from the store: the cache learns of an append only
+                // after the store has published it.
+                let loaded = match self.games.current(&game_id) {
+                    Ok(loaded) => loaded,
+                    // Not created yet (a crash between the round and its
+                    // games): created below.
+                    Err(ApiError::NotFound(_)) => continue,
+                    Err(other) => return Err(other),
+                };
+                if !loaded.game.is_finished() {
+                    for (seat, name) in seats.iter().enumerate() {
+                        if held.tournament.withdrawn().contains(name)
+                            && let Some(resigning) = self.games.resign_for(&game_id, Seat(seat as u8))?
+                        {
+                            resignations.push(resigning);
+                        }
+                    }
+                    continue;
+                }
+                let result = match loaded.game.ranking() {
+                    Some(ranks) => GameResult::Ranked {
+                        ranks,
+                        scores: loaded.game.scores().to_vec(),
+                    },
+                    None => GameResult::Aborted,
+                };
+                let events = held
+                    .tournament
+                    .decide(&TournamentCommand::RecordResult {
+                        game: game.clone(),
+                        result,
+                    })
+                    .map_err(tournament_error)?;
+                self.append(id, &mut held, &format!("~result/{game}"), events)?;
+            }
+            // The next round, or the end.
+            let round = held.tournament.round();
+            let events = held
+                .tournament
+                .decide(&TournamentCommand::Advance)
+                .map_err(tournament_error)?;
+            if events.is_empty() {
+                self.open_round(id, &held)?;
+                return Ok(resignations);
+            }
+            self.append(id, &mut held, &format!("~advance/{}", round + 1), events)?;
+            if held.tournament.is_finished() {
+                tracing::info!(tournament = %id, "tournament finished");
+            } else {
+                tracing::info!(tournament = %id, round = held.tournament.round(), "round paired");
+            }
+        }
+    }
+
+    /// Creates the games of the current round that do not exist yet.
+    fn open_round(&self, id: &str, held: &Held) -> Result<(), ApiError> {
+        let tournament = &held.tournament;
+        let settings: GameSettings = serde_json::from_value(tournament.spec().games.clone())
+            .map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: its games' settings: {e}")))?;
+        let rules = crate::api::parse::rules(Some(&settings.rules))?;
+        let time_control = crate::api::parse::time_control(Some(&settings.time_control))?;
+        let round = tournament.round();
+        let request = RequestId::new("~tournament").map_err(|e| ApiError::Internal(e.to_string()))?;
+        for game in tournament.pending_games().filter(|g| g.round == round) {
+            let game_id = GameId::new(game.id.clone()).map_err(|e| ApiError::Corrupt(e.to_string()))?;
+            if self.store.game(&game_id).map_err(store_error)?.is_some() {
+                continue;
+            }
+            let accounts = game
+                .seats
+                .iter()
+                .map(|name| self.players.account(name).map(Some))
+                .collect::<Result<Vec<_>, _>>()?;
+            let new = NewGame {
+                setup: Setup {
+                    rules,
+                    players: game.seats.iter().map(ToString::to_string).collect(),
+                    tiles: None,
+                    seed: Some(Seed(game.seed)),
+                    time_control,
+                },
+                spectator_delay: 0,
+                accounts,
+                rated: tournament.spec().rated,
+                tournament: Some(id.to_owned()),
+            };
+            match self.games.create(&game_id, &request, new) {
+                Ok(_) | Err(ApiError::AlreadyExists(_)) => {}
+                Err(other) => return Err(other),
+            }
+        }
+        Ok(())
+    }
+
+    /// Drives every running tournament: at start, and after a missed
+    /// notice.
+    pub fn drive_all(&self) -> Result<Vec<Box<crate::games::ActInFlight>>, ApiError> {
+        let mut resignations = Vec::new();
+        for id in self.ids() {
+            resignations.extend(self.drive(&id)?);
+        }
+        Ok(resignations)
+    }
+}

@@ -1,0 +1,300 @@
+//! Registered players: registration and its option, keys that act only in
+//! their player's seats, organisers, one stream for many games, ratings.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use carcassonne::players::Registration;
+use carcassonne::proto;
+use tonic::Code;
+
+use crate::bots::{self, ADMIN_KEY, Behaviour, Played, league_server, players_client, register};
+use crate::support::{act_legal, create_request, game, legal_as, reason, with_token};
+
+/// A game whose seats belong to registered players, in seat order.
+fn accounts_request(request_id: &str, names: &[&str], rated: bool) -> proto::CreateGameRequest {
+    proto::CreateGameRequest {
+        accounts: names.iter().map(|n| format!("players/{n}")).collect(),
+        rated,
+        ..create_request(request_id, names.len(), &[], 7)
+    }
+}
+
+#[tokio::test]
+async fn registration_shows_a_key_once_refuses_taken_names_and_follows_its_option() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let mut players = players_client(&server).await;
+    let answer = players
+        .register_player(proto::RegisterPlayerRequest { name: "Ada".to_owned() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(answer.api_key.len(), 64);
+    assert_eq!(answer.player.unwrap().name, "players/Ada");
+    // The key is never shown again.
+    let shown = players
+        .get_player(proto::GetPlayerRequest { name: "players/Ada".to_owned() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(!format!("{shown:?}").contains(&answer.api_key));
+    // Names are unique regardless of case.
+    let taken = players
+        .register_player(proto::RegisterPlayerRequest { name: "ada".to_owned() })
+        .await
+        .unwrap_err();
+    assert_eq!((taken.code(), reason(&taken).as_str()), (Code::AlreadyExists, "NAME_TAKEN"));
+    let bad = players
+        .register_player(proto::RegisterPlayerRequest { name: "no spaces".to_owned() })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), Code::InvalidArgument);
+
+    let (closed, _dir) = league_server(Registration::Admin).await;
+    let mut players = players_client(&closed).await;
+    let refused = players
+        .register_player(proto::RegisterPlayerRequest { name: "Brun".to_owned() })
+        .await
+        .unwrap_err();
+    assert_eq!((refused.code(), reason(&refused).as_str()), (Code::PermissionDenied, "REGISTRATION_CLOSED"));
+    register(&closed, "Brun").await;
+}
+
+#[tokio::test]
+async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seats() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let brun = register(&server, "Brun").await;
+    let _cleo = register(&server, "Cleo").await;
+    let mut players = players_client(&server).await;
+    let promote = proto::SetOrganiserRequest {
+        name: "players/Ada".to_owned(),
+        organiser: true,
+    };
+    let refused = players.set_organiser(with_token(promote.clone(), &ada)).await.unwrap_err();
+    assert_eq!(reason(&refused), "NOT_ADMIN");
+    let promoted = players.set_organiser(with_token(promote, ADMIN_KEY)).await.unwrap().into_inner();
+    assert!(promoted.player.unwrap().organiser);
+
+    let mut client = server.client().await;
+    let created = client
+        .create_game(accounts_request("accounts-game-1", &["Ada", "Brun"], false))
+        .await
+        .unwrap()
+        .into_inner();
+    // No token is made for a registered player's seat.
+    assert!(created.tokens.is_empty());
+    let game_view = created.game.unwrap();
+    assert_eq!(game_view.players[1].account, "players/Brun");
+    let name = game_view.name;
+    // Ada's key acts for Ada's seat (0), and not for Brun's.
+    let legal = legal_as(&mut client, &name, &ada).await;
+    assert_eq!(legal.pending.as_ref().unwrap().seat, 0);
+    let keys = vec![ada.clone(), brun.clone()];
+    let acted = act_legal(&mut client, &name, &keys, &legal, 0).await;
+    let legal = legal_as(&mut client, &name, &ada).await;
+    assert_eq!(legal.version, acted.version);
+    let action = legal.actions[0].action.unwrap();
+    let wrong_seat = client
+        .act(with_token(crate::support::act(&name, legal.version, "not-mine", action), &brun))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&wrong_seat), "NOT_YOUR_TURN");
+    // A key of a player with no seat in the game is no token of it.
+    let other = client
+        .create_game(accounts_request("accounts-game-2", &["Brun", "Cleo"], false))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .name;
+    let legal = legal_as(&mut client, &other, &brun).await;
+    let action = legal.actions[0].action.unwrap();
+    let stranger = client
+        .act(with_token(crate::support::act(&other, legal.version, "stranger", action), &ada))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&stranger), "BAD_TOKEN");
+    // A player holds one seat of a game; an unknown player none.
+    let twice = client
+        .create_game(accounts_request("accounts-game-3", &["Ada", "Ada"], false))
+        .await
+        .unwrap_err();
+    assert_eq!(twice.code(), Code::InvalidArgument);
+    let unknown = client
+        .create_game(accounts_request("accounts-game-4", &["Ada", "Nobody"], false))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&unknown), "PLAYER_NOT_FOUND");
+    // Rated only when every seat is a registered player's.
+    let mut half = accounts_request("accounts-game-5", &["Ada", "Brun"], true);
+    half.accounts[1] = String::new();
+    let refused = client.create_game(half).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+    // The server's own streams are no games.
+    for hidden in ["games/@players", "games/@ratings"] {
+        let status = client
+            .get_game(proto::GetGameRequest { name: hidden.to_owned() })
+            .await
+            .unwrap_err();
+        assert_eq!(status.code(), Code::NotFound, "{hidden}");
+    }
+    let listed = client
+        .list_games(proto::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(listed.games.iter().all(|g| !g.name.contains('@')));
+    assert_eq!(listed.games.len(), 2);
+}
+
+#[tokio::test]
+async fn a_bot_plays_twenty_games_over_one_stream_and_reconnects_without_missing_a_decision() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let brun = register(&server, "Brun").await;
+    let (ada_played, brun_played) = (Arc::new(Played::default()), Arc::new(Played::default()));
+    let ada_bot = tokio::spawn(bots::run_bot(
+        server.url(),
+        ada.clone(),
+        Behaviour {
+            reconnect_after: Some(300),
+            ..Behaviour::default()
+        },
+        ada_played.clone(),
+    ));
+    let brun_bot = tokio::spawn(bots::run_bot(
+        server.url(),
+        brun.clone(),
+        Behaviour {
+            choice: 1,
+            ..Behaviour::default()
+        },
+        brun_played.clone(),
+    ));
+    let mut client = server.client().await;
+    let mut names = Vec::new();
+    for n in 0..20 {
+        // Ada plays first in half of them.
+        let seats = if n % 2 == 0 { ["Ada", "Brun"] } else { ["Brun", "Ada"] };
+        let mut request = accounts_request(&format!("twenty-games-{n:02}"), &seats, true);
+        request.seed = crate::support::hex(&[n as u8; 32]);
+        let created = client.create_game(request).await.unwrap().into_inner();
+        names.push(created.game.unwrap().name);
+    }
+    // No clock: a decision the bots missed would stall its game forever.
+    let all_ended = async {
+        loop {
+            let ended = ada_played.ended.lock().unwrap().len();
+            if ended == 20 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(240), all_ended)
+        .await
+        .expect("every game ends: no decision was missed");
+    ada_bot.abort();
+    brun_bot.abort();
+    // Every action of Ada's seats is one she answered from her stream.
+    let mut ada_actions = 0;
+    for name in &names {
+        let finished = game(&mut client, name).await;
+        assert_eq!(finished.status, proto::GameStatus::Finished as i32, "{name}");
+        let ada_seat = finished.players.iter().position(|p| p.account == "players/Ada").unwrap();
+        let request = crate::support::replay_request(name, Some(1), None);
+        let events = crate::support::replay(&mut server.watcher().await, request).await;
+        ada_actions += events
+            .iter()
+            .filter(|e| e.event.as_ref().is_some_and(|e| e.seat == Some(ada_seat as u32)))
+            .count();
+    }
+    assert!(ada_played.actions.load(std::sync::atomic::Ordering::SeqCst) >= 300, "the bot reconnected mid-way");
+    assert_eq!(ada_actions, ada_played.actions.load(std::sync::atomic::Ordering::SeqCst));
+    assert_eq!(brun_played.ended.lock().unwrap().len(), 20);
+}
+
+#[tokio::test]
+async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results() {
+    let (server, dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let brun = register(&server, "Brun").await;
+    let cleo = register(&server, "Cleo").await;
+    let mut client = server.client().await;
+    let keys = |names: &[&str]| {
+        names
+            .iter()
+            .map(|n| match *n {
+                "Ada" => ada.clone(),
+                "Brun" => brun.clone(),
+                _ => cleo.clone(),
+            })
+            .collect::<Vec<_>>()
+    };
+    // A rated duel, an unrated duel, a rated game of three, an aborted one.
+    let plays: [(&str, &[&str], bool); 3] = [
+        ("rated-duel-0001", &["Ada", "Brun"], true),
+        ("unrated-duel-001", &["Ada", "Brun"], false),
+        ("rated-three-0001", &["Ada", "Brun", "Cleo"], true),
+    ];
+    for (id, names, rated) in plays {
+        let created = client.create_game(accounts_request(id, names, rated)).await.unwrap().into_inner();
+        crate::support::play_to_end(&mut client, &created.game.unwrap().name, &keys(names)).await;
+    }
+    let aborted = client
+        .create_game(accounts_request("rated-aborted-01", &["Ada", "Cleo"], true))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap()
+        .name;
+    let abort = proto::action::Action::Abort(proto::Abort {});
+    client
+        .act(with_token(crate::support::act(&aborted, 2, "abort", abort), &ada))
+        .await
+        .unwrap();
+    let mut players = players_client(&server).await;
+    // The ratings follow once the games end (the recorder runs beside).
+    let history = |name: &str| proto::GetRatingHistoryRequest {
+        name: format!("players/{name}"),
+    };
+    let mut ada_history = Vec::new();
+    for _ in 0..100 {
+        ada_history = players.get_rating_history(history("Ada")).await.unwrap().into_inner().changes;
+        if ada_history.len() == 2 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let pools: Vec<_> = ada_history.iter().map(|c| c.pool).collect();
+    assert_eq!(pools, [proto::RatingPool::Duel as i32, proto::RatingPool::Multiplayer as i32]);
+    let cleo_history = players.get_rating_history(history("Cleo")).await.unwrap().into_inner().changes;
+    assert_eq!(cleo_history.len(), 1, "the aborted game changes no rating");
+    let board = players
+        .get_leaderboard(proto::GetLeaderboardRequest {
+            pool: proto::RatingPool::Duel as i32,
+            limit: 0,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(board.entries.len(), 2);
+    let served: Vec<_> = board.entries.iter().map(|e| (e.player.clone(), e.rating.unwrap().value)).collect();
+    drop(players);
+    server.stop().await;
+    // Recomputed from the stored results alone: the same numbers.
+    let store = carcassonne_store::SledStore::open(dir.path(), carcassonne_store::StoreConfig::default()).unwrap();
+    let stream = carcassonne_store::GameId::new(carcassonne::ratings::RATINGS_STREAM).unwrap();
+    let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
+    assert_eq!(stored.len(), 2, "two rated games ended");
+    let (ratings, _) = carcassonne::ratings::fold(&stored).unwrap();
+    let recomputed: Vec<_> = ratings
+        .leaderboard(carcassonne_competition::Pool::Duel)
+        .into_iter()
+        .map(|(name, rating)| (format!("players/{name}"), rating.value))
+        .collect();
+    assert_eq!(served, recomputed);
+}

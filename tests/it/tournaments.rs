@@ -1,0 +1,365 @@
+//! Tournaments run by the server to their end, with bots playing through
+//! their player streams: Swiss with a crashing bot, round robin with
+//! tables of three, matches, duplicate bags, withdrawals, and pairings
+//! recomputed from the stored events.
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::Duration;
+
+use carcassonne::players::Registration;
+use carcassonne::proto;
+use tokio_stream::StreamExt as _;
+use tonic::Code;
+
+use crate::bots::{self, Behaviour, Played, league_server, organiser, register, tournaments_client};
+use crate::support::{TestServer, reason, with_token};
+
+/// Every game with a clock: a decision not made in 2 s forfeits the seat.
+fn fast_clock() -> proto::TimeControl {
+    proto::TimeControl {
+        decision_ms: 2_000,
+        on_timeout: proto::TimeoutRule::Forfeit as i32,
+        ..Default::default()
+    }
+}
+
+fn tournament_request(request_id: &str, names: &[String]) -> proto::CreateTournamentRequest {
+    proto::CreateTournamentRequest {
+        request_id: request_id.to_owned(),
+        title: "Test open".to_owned(),
+        participants: names.iter().map(|n| format!("players/{n}")).collect(),
+        format: proto::TournamentFormat::Swiss as i32,
+        rounds: 3,
+        time_control: Some(fast_clock()),
+        // A small bag keeps the games short.
+        rules: Some(proto::RuleOptions::default()),
+        ..Default::default()
+    }
+}
+
+/// Registers `n` bots, starts them, and returns their names and what they
+/// do; `crash`: bot number `.0` stops for good after `.1` actions.
+async fn start_bots(
+    server: &TestServer,
+    n: usize,
+    crash: Option<(usize, usize)>,
+) -> (Vec<String>, Vec<Arc<Played>>, Vec<tokio::task::JoinHandle<()>>) {
+    let mut names = Vec::new();
+    let mut played = Vec::new();
+    let mut tasks = Vec::new();
+    for i in 0..n {
+        let name = format!("Bot{i}");
+        let key = register(server, &name).await;
+        let record = Arc::new(Played::default());
+        let behaviour = Behaviour {
+            crash_after: crash.filter(|c| c.0 == i).map(|c| c.1),
+            choice: i,
+            ..Behaviour::default()
+        };
+        tasks.push(tokio::spawn(bots::run_bot(server.url(), key, behaviour, record.clone())));
+        names.push(name);
+        played.push(record);
+    }
+    (names, played, tasks)
+}
+
+/// Follows a tournament's stream to its end; returns its last message.
+async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
+    let mut client = tournaments_client(server).await;
+    let mut stream = client
+        .watch_tournament(proto::WatchTournamentRequest { name: name.to_owned() })
+        .await
+        .unwrap()
+        .into_inner();
+    let follow = async {
+        let mut last = None;
+        while let Some(message) = stream.next().await {
+            last = Some(message.unwrap());
+        }
+        last.unwrap()
+    };
+    match tokio::time::timeout(within, follow).await {
+        Ok(last) => last,
+        Err(_) => {
+            let now = client
+                .get_tournament(proto::GetTournamentRequest { name: name.to_owned() })
+                .await
+                .unwrap()
+                .into_inner();
+            let mut games = server.client().await;
+            let tournament = now.tournament.unwrap();
+            for game in tournament.paired_rounds.iter().flat_map(|r| &r.tables).flat_map(|t| &t.games) {
+                if !game.ended {
+                    let state = crate::support::game(&mut games, &game.game).await;
+                    eprintln!("{}: status {} version {} pending {:?} ending {:?}", game.game, state.status, state.version, state.pending, state.ending);
+                }
+            }
+            panic!("the tournament does not finish: round {}", tournament.current_round);
+        }
+    }
+}
+
+/// Every pair of players who shared a table, by round.
+fn meetings(tournament: &proto::Tournament) -> Vec<BTreeSet<(String, String)>> {
+    tournament
+        .paired_rounds
+        .iter()
+        .map(|round| {
+            let mut pairs = BTreeSet::new();
+            for table in &round.tables {
+                for a in &table.players {
+                    for b in &table.players {
+                        if a < b {
+                            pairs.insert((a.clone(), b.clone()));
+                        }
+                    }
+                }
+            }
+            pairs
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game() {
+    let (server, dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let (names, played, tasks) = start_bots(&server, 8, Some((3, 5))).await;
+    let mut client = tournaments_client(&server).await;
+    let created = client
+        .create_tournament(with_token(tournament_request("swiss-of-eight-0001", &names), &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(created.current_round, 1);
+    assert_eq!(created.paired_rounds[0].tables.len(), 4);
+    assert!(created.seed.is_empty(), "the seed is sealed while the tournament runs");
+    let end = finish(&server, &created.name, Duration::from_secs(60)).await;
+    let tournament = end.tournament.unwrap();
+    let standings = end.standings.unwrap();
+    assert_eq!(tournament.status, proto::TournamentStatus::Finished as i32);
+    assert_eq!(tournament.paired_rounds.len(), 3);
+    assert!(standings.r#final);
+    assert_eq!(standings.standings.len(), 8);
+    // The crashed bot lost on time and the tournament went on without it.
+    let crashed = standings.standings.iter().find(|s| s.player == "players/Bot3").unwrap();
+    assert_eq!(crashed.points, "0", "{crashed:?}");
+    // No pairing repeated.
+    let rounds = meetings(&tournament);
+    let all: Vec<_> = rounds.iter().flatten().collect();
+    assert_eq!(all.len(), all.iter().collect::<BTreeSet<_>>().len(), "{rounds:?}");
+    // Each bot was told of each of its rounds through its stream.
+    for (name, record) in names.iter().zip(&played) {
+        let rounds = record.rounds.lock().unwrap().len();
+        // The crashed bot heard of the first round only.
+        let expected = if name == "Bot3" { 1 } else { 3 };
+        assert_eq!(rounds, expected, "{name}");
+    }
+    // The seed is revealed at the end, and commits as promised.
+    assert_eq!(tournament.seed.len(), 64);
+    for task in tasks {
+        task.abort();
+    }
+    server.stop().await;
+    // The pairings follow from the stored events alone.
+    check_replay(dir.path(), &tournament);
+}
+
+/// Folds the tournament's stored events again and compares every round's
+/// pairing with what the pairing function gives from the events before it.
+fn check_replay(data: &std::path::Path, served: &proto::Tournament) {
+    let store = carcassonne_store::SledStore::open(data, carcassonne_store::StoreConfig::default()).unwrap();
+    let id = served.name.trim_start_matches("tournaments/");
+    let stream = carcassonne_store::GameId::new(format!("@tournament/{id}")).unwrap();
+    let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
+    let events: Vec<_> = stored
+        .iter()
+        .map(|e| carcassonne_competition::TournamentEvent::decode(&e.payload).unwrap())
+        .collect();
+    let mut tournament = carcassonne_competition::Tournament::from_event(id, &events[0]).unwrap();
+    let mut rounds = 0;
+    for event in &events[1..] {
+        if let carcassonne_competition::TournamentEvent::RoundPaired { tables, byes, .. } = event {
+            let pairing = tournament.pairing_for_next_round().unwrap();
+            let players: Vec<_> = tables.iter().map(|t| t.players.clone()).collect();
+            assert_eq!(pairing.tables, players);
+            assert_eq!(&pairing.byes, byes);
+            rounds += 1;
+        }
+        tournament.apply(event);
+    }
+    assert_eq!(rounds, served.paired_rounds.len());
+    assert!(tournament.is_finished());
+}
+
+#[tokio::test]
+async fn a_round_robin_of_three_player_tables_scores_table_points() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let (names, _played, tasks) = start_bots(&server, 4, None).await;
+    let mut client = tournaments_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        format: proto::TournamentFormat::RoundRobin as i32,
+        rounds: 0,
+        table_size: 3,
+        table_points: vec![5, 3, 2],
+        ..tournament_request("round-robin-three-01", &names)
+    };
+    let created = client
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    // Four players, every table of three once: four rounds of one table.
+    assert_eq!(created.rounds, 4);
+    let end = finish(&server, &created.name, Duration::from_secs(600)).await;
+    let tournament = end.tournament.unwrap();
+    let tables: BTreeSet<Vec<String>> = tournament
+        .paired_rounds
+        .iter()
+        .flat_map(|r| r.tables.iter())
+        .map(|t| {
+            let mut players = t.players.clone();
+            players.sort();
+            players
+        })
+        .collect();
+    assert_eq!(tables.len(), 4, "every table of three once");
+    // The points are the table points of each game's places.
+    let mut expected: HashMap<String, u64> = HashMap::new();
+    for game in tournament.paired_rounds.iter().flat_map(|r| &r.tables).flat_map(|t| &t.games) {
+        for (seat, player) in game.seats.iter().enumerate() {
+            let rank = game.ranks[seat];
+            let tied = game.ranks.iter().filter(|&&r| r == rank).count() as u64;
+            let places = (rank as usize - 1)..(rank as usize - 1 + tied as usize);
+            let points: u64 = places.map(|p| [5u64, 3, 2][p] * 60).sum::<u64>() / tied;
+            *expected.entry(player.clone()).or_default() += points;
+        }
+    }
+    for standing in &end.standings.unwrap().standings {
+        assert_eq!(standing.points_sixtieths, expected[&standing.player], "{standing:?}");
+    }
+    for task in tasks {
+        task.abort();
+    }
+}
+
+#[tokio::test]
+async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share_their_tiles() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let (names, _played, tasks) = start_bots(&server, 4, None).await;
+    let mut client = tournaments_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        rounds: 1,
+        games_per_match: 2,
+        duplicate_bags: true,
+        ..tournament_request("match-of-two-000001", &names)
+    };
+    let created = client
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let end = finish(&server, &created.name, Duration::from_secs(600)).await;
+    let tournament = end.tournament.unwrap();
+    let round = &tournament.paired_rounds[0];
+    assert_eq!(round.tables.len(), 2);
+    let mut games = server.client().await;
+    let mut seeds_by_index: Vec<BTreeSet<String>> = vec![BTreeSet::new(), BTreeSet::new()];
+    for table in &round.tables {
+        assert_eq!(table.games.len(), 2);
+        // The first seat alternates.
+        assert_eq!(table.games[0].seats[0], table.games[1].seats[1]);
+        assert_eq!(table.games[0].seats[1], table.games[1].seats[0]);
+        for (index, played) in table.games.iter().enumerate() {
+            let game = crate::support::game(&mut games, &played.game).await;
+            assert_eq!(game.tournament, tournament.name);
+            seeds_by_index[index].insert(game.seed);
+        }
+    }
+    // Every table of the round drew the same tiles: the same seed.
+    assert_eq!(seeds_by_index[0].len(), 1);
+    assert_eq!(seeds_by_index[1].len(), 1);
+    assert_ne!(seeds_by_index[0], seeds_by_index[1]);
+    for task in tasks {
+        task.abort();
+    }
+}
+
+#[tokio::test]
+async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_paired_again() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    // Bot0 never acts: its game can end only by its withdrawal (or clock).
+    let (names, _played, tasks) = start_bots(&server, 6, Some((0, 0))).await;
+    let plain = register(&server, "Plain").await;
+    let mut client = tournaments_client(&server).await;
+    let refused = client
+        .create_tournament(with_token(tournament_request("not-an-organiser-01", &names), &plain))
+        .await
+        .unwrap_err();
+    assert_eq!((refused.code(), reason(&refused).as_str()), (Code::PermissionDenied, "NOT_ORGANISER"));
+    let mut untimed = tournament_request("without-a-clock-001", &names);
+    untimed.time_control = None;
+    let refused = client.create_tournament(with_token(untimed, &boss)).await.unwrap_err();
+    assert_eq!(refused.code(), Code::InvalidArgument);
+
+    let created = client
+        .create_tournament(with_token(tournament_request("withdrawals-000001", &names), &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let withdraw = proto::WithdrawPlayerRequest {
+        name: created.name.clone(),
+        player: "players/Bot0".to_owned(),
+    };
+    let refused = client.withdraw_player(with_token(withdraw.clone(), &plain)).await.unwrap_err();
+    assert_eq!(reason(&refused), "NOT_ORGANISER");
+    let after = client
+        .withdraw_player(with_token(withdraw.clone(), &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(after.withdrawn, ["players/Bot0"]);
+    let twice = client.withdraw_player(with_token(withdraw, &boss)).await.unwrap_err();
+    assert_eq!(reason(&twice), "TOURNAMENT_STATE");
+    let end = finish(&server, &created.name, Duration::from_secs(600)).await;
+    let tournament = end.tournament.unwrap();
+    for round in &tournament.paired_rounds[1..] {
+        for table in &round.tables {
+            assert!(!table.players.contains(&"players/Bot0".to_owned()), "round {}", round.round);
+        }
+        assert!(!round.byes.contains(&"players/Bot0".to_owned()));
+    }
+    // Its round-1 game was forfeited: the opponent won it.
+    let first = round_one_game_of(&tournament, "players/Bot0");
+    let seat = first.seats.iter().position(|s| s == "players/Bot0").unwrap();
+    assert_eq!(first.ranks[seat], 2);
+    let mut games = server.client().await;
+    let ended = crate::support::game(&mut games, &first.game).await.ending.unwrap();
+    assert_eq!(ended.reason, proto::EndReason::Resigned as i32);
+    for task in tasks {
+        task.abort();
+    }
+}
+
+fn round_one_game_of<'a>(tournament: &'a proto::Tournament, player: &str) -> &'a proto::TournamentGame {
+    tournament.paired_rounds[0]
+        .tables
+        .iter()
+        .flat_map(|t| &t.games)
+        .find(|g| g.seats.iter().any(|s| s == player))
+        .unwrap()
+}
