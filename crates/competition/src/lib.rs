@@ -1,0 +1,15 @@
+//! Registered players, tournaments and ratings of Carcassonne, as pure
+//! folds of events: no IO, no clock, no global randomness.
+
+mod codec;
+mod name;
+mod players;
+mod points;
+
+#[cfg(test)]
+mod tests;
+
+pub use codec::{DecodeError, RATINGS_SCHEMA, REGISTRY_SCHEMA, TOURNAMENT_SCHEMA, from_hex, to_hex};
+pub use name::{MAX_NAME_LEN, NameError, PlayerName};
+pub use players::{PlayerRecord, Registry, RegistryError, RegistryEvent};
+pub use points::{Points, table_points};
