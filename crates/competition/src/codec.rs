@@ -2,6 +2,8 @@
 //! schema number of its own. A released encoding never changes; a new one
 //! gets a new schema number.
 
+use sha2::{Digest, Sha256};
+
 /// The schema number the server stores [`crate::RegistryEvent`]s under.
 pub const REGISTRY_SCHEMA: u16 = 200;
 /// The schema number the server stores [`crate::TournamentEvent`]s under.
@@ -34,6 +36,15 @@ macro_rules! json_codec {
 }
 pub(crate) use json_codec;
 
+/// The SHA-256 of `bytes`.
+pub(crate) fn sha256(parts: &[&[u8]]) -> [u8; 32] {
+    let mut hasher = Sha256::new();
+    for part in parts {
+        hasher.update(part);
+    }
+    hasher.finalize().into()
+}
+
 /// Lower-case hex of 32 bytes.
 pub fn to_hex(bytes: &[u8; 32]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
@@ -52,4 +63,18 @@ pub fn from_hex(hex: &str) -> Option<[u8; 32]> {
         *byte = (high * 16 + low) as u8;
     }
     Some(out)
+}
+
+/// Serde of `[u8; 32]` as a 64-digit hex string.
+pub(crate) mod hex32 {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8; 32], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&super::to_hex(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<[u8; 32], D::Error> {
+        let hex = String::deserialize(deserializer)?;
+        super::from_hex(&hex).ok_or_else(|| serde::de::Error::custom("expected 64 hex digits"))
+    }
 }
