@@ -6,6 +6,7 @@ mod name;
 mod pairing;
 mod players;
 mod points;
+mod ratings;
 mod tournament;
 
 #[cfg(test)]
@@ -18,4 +19,5 @@ pub use pairing::{
 };
 pub use players::{PlayerRecord, Registry, RegistryError, RegistryEvent};
 pub use points::{Points, table_points};
+pub use ratings::{Pool, Rating, RatingChange, RatingEvent, Ratings};
 pub use tournament::*;
