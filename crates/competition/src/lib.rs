@@ -15,7 +15,8 @@ mod tests;
 pub use codec::{DecodeError, RATINGS_SCHEMA, REGISTRY_SCHEMA, TOURNAMENT_SCHEMA, from_hex, to_hex};
 pub use name::{MAX_NAME_LEN, NameError, PlayerName};
 pub use pairing::{
-    LOOKAHEAD_LIMIT, LOT_DOMAIN, PAIRING_VERSION, Pairing, PairingInput, PairingPlan, lot_order, pair,
+    LOOKAHEAD_LIMIT, LOT_DOMAIN, PAIRING_VERSION, Pairing, PairingInput, PairingPlan, SEARCH_LIMIT,
+    lot_order, pair,
 };
 pub use players::{PlayerRecord, Registry, RegistryError, RegistryEvent};
 pub use points::{Points, table_points};

@@ -4,6 +4,7 @@
 //! tournament with [`pair`] from the events before it.
 
 pub(crate) mod round_robin;
+mod search;
 mod set;
 mod swiss;
 
@@ -13,7 +14,7 @@ use crate::codec::sha256;
 use crate::name::PlayerName;
 use crate::tournament::spec::{Format, Spec};
 
-pub use swiss::LOOKAHEAD_LIMIT;
+pub use swiss::{LOOKAHEAD_LIMIT, SEARCH_LIMIT};
 
 /// The version of the pairing algorithm: it never changes once released;
 /// another algorithm gets another version.
