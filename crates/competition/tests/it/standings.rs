@@ -199,3 +199,46 @@ fn a_bye_scores_first_place_points_for_each_game_and_adds_no_buchholz() {
     assert_eq!(t.standings()[0].points, Points::whole(9));
     assert_eq!(t.standings()[0].games, 0);
 }
+
+#[test]
+fn each_game_of_a_match_scores_the_players_in_its_own_seat_order() {
+    let mut spec = swiss(2, 1, 2);
+    spec.participants = vec![name("A"), name("B")];
+    spec.games_per_match = 2;
+    let mut t = Tournament::created("s", spec, [0; 32]);
+    let games = vec![game_id("s", 1, 1, 0), game_id("s", 1, 1, 1)];
+    t.apply(&TournamentEvent::RoundPaired {
+        round: 1,
+        tables: vec![Table {
+            players: vec![name("A"), name("B")],
+            games: games.clone(),
+        }],
+        byes: vec![],
+    });
+    // The first seat wins both games: A in game 0, B in game 1.
+    for game in &games {
+        let result = GameResult::Ranked {
+            ranks: vec![1, 2],
+            scores: vec![20, 10],
+        };
+        t.apply(&TournamentEvent::GameEnded {
+            game: game.clone(),
+            result,
+        });
+    }
+    for standing in t.standings() {
+        let line = (
+            standing.points,
+            standing.buchholz,
+            standing.firsts,
+            standing.game_score,
+            standing.games,
+        );
+        assert_eq!(
+            line,
+            (Points::whole(1), Points::whole(1), 1, 30, 2),
+            "{}",
+            standing.player
+        );
+    }
+}
