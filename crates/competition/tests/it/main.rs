@@ -1,0 +1,13 @@
+//! The competition crate's integration tests: one binary, one module per
+//! boundary, what they share in `support`.
+
+#![allow(clippy::unwrap_used)]
+
+mod encoding;
+mod pairing;
+mod ratings;
+mod registry;
+mod round_robin;
+mod standings;
+mod support;
+mod tournaments;
