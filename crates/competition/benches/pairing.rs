@@ -35,6 +35,7 @@ impl Rng {
 fn states(table_size: u8) -> Vec<Tournament> {
     let spec = Spec {
         name: "Bench".into(),
+        organiser: None,
         participants: (0..PLAYERS)
             .map(|i| PlayerName::new(format!("p{i:02}")).expect("a valid name"))
             .collect(),

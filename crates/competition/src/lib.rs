@@ -231,6 +231,7 @@
 //!     .collect();
 //! let spec = Spec {
 //!     name: "Spring cup".into(),
+//!     organiser: None,
 //!     participants: players,
 //!     format: Format::Swiss { rounds: 3 },
 //!     table_size: 2,

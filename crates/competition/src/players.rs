@@ -164,6 +164,11 @@ impl Registry {
         self.players.get(name).map(|entry| &entry.record)
     }
 
+    /// The SHA-256 of `name`'s key.
+    pub fn key_hash(&self, name: &PlayerName) -> Option<[u8; 32]> {
+        self.players.get(name).and_then(|entry| entry.key)
+    }
+
     /// The player whose key has this SHA-256.
     pub fn by_key_hash(&self, key_sha256: &[u8; 32]) -> Option<&PlayerName> {
         self.by_key.get(key_sha256)

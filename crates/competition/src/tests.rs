@@ -20,6 +20,7 @@ fn names(n: usize) -> Vec<PlayerName> {
 fn spec(n: usize, format: Format, table_size: u8) -> Spec {
     Spec {
         name: "Cup".into(),
+        organiser: None,
         participants: names(n),
         format,
         table_size,

@@ -34,6 +34,9 @@ pub enum Format {
 pub struct Spec {
     /// 1 to 100 characters.
     pub name: String,
+    /// The organiser who created it, who alone may withdraw players.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub organiser: Option<PlayerName>,
     /// 2 to 256 distinct registered players.
     pub participants: Vec<PlayerName>,
     pub format: Format,

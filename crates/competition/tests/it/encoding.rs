@@ -50,6 +50,7 @@ fn tournament_events_encode_to_golden_bytes() {
         |e: &TournamentEvent, json: &str| check(e, json, TournamentEvent::encode, TournamentEvent::decode);
     let spec = Spec {
         name: "Cup".into(),
+        organiser: None,
         participants: vec![name("Ada"), name("Brun"), name("Cy")],
         format: Format::Swiss { rounds: 2 },
         table_size: 2,

@@ -43,6 +43,7 @@ pub fn names(n: usize) -> Vec<PlayerName> {
 pub fn spec(n: usize, format: Format, table_size: u8) -> Spec {
     Spec {
         name: "Test cup".into(),
+        organiser: None,
         participants: names(n),
         format,
         table_size,
