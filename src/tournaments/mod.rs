@@ -68,16 +68,17 @@ pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
         }
         TournamentEvent::decode(&e.payload).map_err(|error| format!("event {}: {error}", e.seq))
     });
-    let Some(created @ TournamentEvent::Created { ref pairing, .. }) = events.next().transpose()? else {
+    let created = events.next().transpose()?;
+    let Some(TournamentEvent::Created { pairing, .. }) = &created else {
         return Err("event 1 is not the creation".to_owned());
     };
     // Pairings are recomputed by the version the tournament was made with:
     // this build knows one.
-    if pairing.as_str() != carcassonne_competition::PAIRING_VERSION {
+    if pairing != carcassonne_competition::PAIRING_VERSION {
         return Err(format!("pairs by {pairing}, which this server does not know"));
     }
     let mut tournament =
-        Tournament::from_event(id, &created).ok_or_else(|| "event 1 is not the creation".to_owned())?;
+        Tournament::from_event(id, created.as_ref().ok_or("no creation")?).ok_or("event 1 is not the creation")?;
     for event in events {
         tournament.apply(&event?);
     }
