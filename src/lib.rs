@@ -8,11 +8,13 @@
 //! - [`server`]: the gRPC services and the server's life cycle.
 //! - [`http`]: HTTP on the server's port: the web page, JSON, event
 //!   streams and board pictures, through the same services.
+//! - [`audit`]: the offline audit of signed archives (`carcassonne audit`).
 //!
 //! The `carcassonne` binary (`src/main.rs`, with the offline commands in
 //! `src/cli.rs`) is a thin command line over this library.
 
 pub mod api;
+pub mod audit;
 pub mod games;
 pub mod http;
 pub mod server;
