@@ -97,8 +97,8 @@ pub fn audit_game(archive: &Archive, id: &str, checks: &mut Checks) -> Result<Au
     checks.pass(
         &paths.record,
         format!(
-            "{} turns, every one legal at its time; {}, scores {:?}",
-            record.turns.len(),
+            "{}, every one legal at its time; {}, scores {:?}",
+            counted(record.turns.len(), "turn"),
             state(&replay.game),
             replay.game.scores()
         ),
@@ -111,8 +111,8 @@ pub fn audit_game(archive: &Archive, id: &str, checks: &mut Checks) -> Result<Au
     checks.pass(
         &paths.events,
         format!(
-            "{} events, each hash over its content, chained from the first to the last",
-            stored.len()
+            "{}, each hash over its content, chained from the first to the last",
+            counted(stored.len(), "event")
         ),
     );
     let loaded = checks::replay_log(&stored).map_err(|p| log_finding(&paths.events, p))?;
@@ -154,6 +154,15 @@ fn hex_line<'a>(path: &str, text: &'a str) -> Result<&'a str, Finding> {
         Ok(line)
     } else {
         Err(Finding::file(Some(path), "not 64 hex digits and a newline"))
+    }
+}
+
+/// `1 turn`, `2 turns`.
+fn counted(n: usize, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
     }
 }
 
