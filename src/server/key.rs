@@ -21,8 +21,8 @@ pub const FILE: &str = "server.key";
 #[derive(Debug, thiserror::Error)]
 pub enum ServerKeyError {
     #[error(
-        "no server key in {}: the server makes one at its first start (carcassonne serve --data {})",
-        path.display(), dir.display()
+        "no server key in {}: the server makes {} at its first start (carcassonne serve --data {})",
+        dir.display(), path.display(), dir.display()
     )]
     Missing { path: PathBuf, dir: PathBuf },
     #[error(

@@ -92,9 +92,10 @@ pub enum ServerError {
     },
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
-    /// The server's signing key could not be read or made.
+    /// The server's signing key could not be read or made. Not a
+    /// `#[source]`: the message is the key's error's own.
     #[error("{0}")]
-    Key(#[from] key::ServerKeyError),
+    Key(key::ServerKeyError),
     /// The clocks of the running games could not be resumed (T-10).
     #[error("resuming the clocks: {0}")]
     Clocks(String),
@@ -203,7 +204,7 @@ pub async fn serve_with_ready(
     }
     // The key that signs archives, beside the store: made at the first
     // start, its secret never logged.
-    let (key, made) = key::load_or_create(&config.data)?;
+    let (key, made) = key::load_or_create(&config.data).map_err(ServerError::Key)?;
     if made {
         tracing::info!(public_key = %key.public_key(), file = key::FILE, "made the server's signing key");
     } else {

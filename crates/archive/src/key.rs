@@ -35,7 +35,7 @@ pub enum KeyError {
     Malformed(String),
     /// The file's public key is not its secret's: it was changed or
     /// damaged.
-    #[error("the public key in the file does not belong to its secret key: the file is damaged")]
+    #[error("its public key does not belong to its secret key")]
     Mismatch,
 }
 
