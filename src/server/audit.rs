@@ -8,11 +8,10 @@
 //! stream's exported log), [`replay_log`], [`check_seed`], [`log_record`]
 //! and [`same_game`].
 
+use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
 use carcassonne_engine::record::{Interruption, Record, RecordError, Replay, TimelineEntry, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
-
-use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
 
 use super::audience::{self, Audience};
 use crate::api::status::ApiError;

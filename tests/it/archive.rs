@@ -221,6 +221,21 @@ async fn a_finished_games_archive_from_grpc_and_http_passes_the_audit_and_every_
     assert_eq!(report["failure"]["file"], format!("games/{id}/record.json"));
     assert_eq!(report["failure"]["at"]["turn"], 0);
 
+    // A record that replays, but is not the log's: another player's name.
+    let bytes = resigned(&by_grpc, &server_signing, |files| {
+        let record = file(files, "record.json");
+        let mut json: serde_json::Value = serde_json::from_slice(record).unwrap();
+        json["players"][0] = "Eve".into();
+        *record = serde_json::to_vec_pretty(&json).unwrap();
+    });
+    let (code, out) = audit(&bytes, &["--key", &key]);
+    assert_eq!(code, Some(1), "{out}");
+    assert!(out.contains(&format!("ok    games/{id}/seed: ")), "{out}");
+    assert_eq!(
+        failure(&out),
+        format!("FAIL  games/{id}/record.json: the record's rules, players or bag are not the event log's")
+    );
+
     // An event's payload changed in the log: its hash no longer matches.
     let bytes = resigned(&by_grpc, &server_signing, |files| {
         let log = file(files, "events.json");
