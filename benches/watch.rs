@@ -280,6 +280,7 @@ impl WatchService for Baseline {
     type WatchGameStream = Never<proto::WatchGameResponse>;
     type WatchServerStream = Never<proto::WatchServerResponse>;
     type ReplayGameStream = Steps;
+    type ExportGameArchiveStream = Never<proto::ExportGameArchiveResponse>;
 
     async fn watch_game(
         &self,
@@ -321,6 +322,20 @@ impl WatchService for Baseline {
         &self,
         _: Request<proto::VerifyGameRequest>,
     ) -> Result<Response<proto::VerifyGameResponse>, Status> {
+        Err(Status::unimplemented("baseline"))
+    }
+
+    async fn export_game_archive(
+        &self,
+        _: Request<proto::ExportGameArchiveRequest>,
+    ) -> Result<Response<Self::ExportGameArchiveStream>, Status> {
+        Err(Status::unimplemented("baseline"))
+    }
+
+    async fn get_server_key(
+        &self,
+        _: Request<proto::GetServerKeyRequest>,
+    ) -> Result<Response<proto::GetServerKeyResponse>, Status> {
         Err(Status::unimplemented("baseline"))
     }
 }

@@ -12,11 +12,13 @@
 //!   players, their ratings and tournaments, each a stream in the store
 //!   folded through the competition crate, and what a game's end changes
 //!   in them.
+//! - [`audit`]: the offline audit of signed archives (`carcassonne audit`).
 //!
 //! The `carcassonne` binary (`src/main.rs`, with the offline commands in
 //! `src/cli.rs`) is a thin command line over this library.
 
 pub mod api;
+pub mod audit;
 pub mod games;
 pub mod http;
 pub mod players;

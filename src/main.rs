@@ -1,5 +1,6 @@
 //! The `carcassonne` binary: the command line of the project.
 
+mod archives;
 mod cli;
 mod ops;
 mod pictures;
@@ -59,6 +60,14 @@ enum Command {
     Backup(ops::BackupArgs),
     /// Restore a backup into a new data directory, and verify it.
     Restore(ops::RestoreArgs),
+    /// Check a signed archive offline: its signature, every file's hash,
+    /// and every game in it (rules, draws against the seed, hash chain,
+    /// timeouts). Exits 0 only if every check holds; names the first that
+    /// does not.
+    Audit(archives::AuditArgs),
+    /// Print the public key of the server's signing key in its data
+    /// directory (as GetServerKey gives it), for `audit --key`.
+    PublicKey(archives::PublicKeyArgs),
 }
 
 // mimalloc: the server allocates many small, short-lived buffers per call
@@ -81,6 +90,8 @@ fn main() -> ExitCode {
         Command::Replay(a) => viewer::replay(&a),
         Command::Backup(a) => ops::backup(&a),
         Command::Restore(a) => ops::restore(&a),
+        Command::Audit(a) => archives::audit(&a),
+        Command::PublicKey(a) => archives::public_key(&a),
     };
     match result {
         Ok(code) => code,

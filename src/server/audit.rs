@@ -1,13 +1,21 @@
 //! Records for audits: exporting a game (its record, and for a finished
-//! game its event log with the hash chain and the seed), and verifying what
-//! an export gives, independently of the store it came from.
+//! game its event log with the hash chain and the seed, or all of it as a
+//! signed archive), and verifying what an export gives, independently of
+//! the store it came from.
+//!
+//! The checks are pieces that VerifyGame and the offline audit of archives
+//! (`crate::audit`) share: [`verify_record`], [`check_chain`] (any
+//! stream's exported log), [`replay_log`], [`check_seed`], [`log_record`]
+//! and [`same_game`].
 
+use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
 use carcassonne_engine::record::{Interruption, Record, RecordError, Replay, TimelineEntry, Turn};
 use carcassonne_engine::{Event, Pending, Seed};
 use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
 
 use super::audience::{self, Audience};
 use crate::api::status::ApiError;
+use crate::audit::game::GamePaths;
 use crate::games::stored::{Loaded, engine_event};
 use crate::games::{Games, store_error};
 use crate::proto;
@@ -43,6 +51,46 @@ pub fn export(
         events: log,
         seed,
     })
+}
+
+/// The files of a finished game in an archive (`docs/archive-format.md`),
+/// under `games/<id>/`: its record and its event log as ExportGame gives
+/// them (the log as the canonical proto3 JSON of its `StoredEvent`s), its
+/// seed and the commitment the players were shown, each in hex on a line.
+/// A game still running is refused: its seed is sealed. A tournament's
+/// archive holds each of its games' files.
+pub fn game_files(games: &Games, id: &GameId) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
+    let now = games.current(id)?;
+    if !now.game.is_finished() {
+        return Err(ApiError::GameNotFinished(id.to_string()));
+    }
+    let export = export(games, id, None)?;
+    let mut events = serde_json::to_vec_pretty(&export.events)
+        .map_err(|e| ApiError::Internal(format!("the event log as JSON: {e}")))?;
+    events.push(b'\n');
+    let paths = GamePaths::of(id.as_str());
+    Ok(vec![
+        (paths.record, export.record_json.into_bytes()),
+        (paths.events, events),
+        (paths.seed, format!("{}\n", export.seed).into_bytes()),
+        (
+            paths.seed_sha256,
+            format!("{}\n", now.info.seed_sha256).into_bytes(),
+        ),
+    ])
+}
+
+/// A finished game's archive: [`game_files`] with a manifest, made at the
+/// store's time and signed by `key`.
+pub fn game_archive(games: &Games, id: &GameId, key: &SigningKey) -> Result<Vec<u8>, ApiError> {
+    let files = game_files(games, id)?;
+    let mut archive = ArchiveBuilder::new(Kind::Game, id.as_str(), games.store().now_millis());
+    let failed =
+        |e: carcassonne_archive::ArchiveError| ApiError::Internal(format!("the archive of {id}: {e}"));
+    for (path, bytes) in files {
+        archive.add(path, bytes).map_err(failed)?;
+    }
+    archive.sign(key).map_err(failed)
 }
 
 /// Stored engine events with the times they were stored at.
@@ -91,18 +139,35 @@ fn stored_view(e: &StoredEvent) -> proto::StoredEvent {
 }
 
 /// A problem found by a verification.
-struct Problem {
-    at: i64,
-    rule: String,
-    error: String,
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Problem {
+    /// For a record, the turn index; for an event log, the sequence number
+    /// of the event (0: the log or record as a whole).
+    pub at: i64,
+    /// The rule id of docs/rules.md it breaks, or empty.
+    pub rule: String,
+    /// What does not hold, in the words of `carcassonne verify`.
+    pub error: String,
+    /// The record's turn it is at, when it is at one (VerifyGame says it
+    /// in `at`).
+    pub turn: Option<u64>,
 }
 
 impl Problem {
-    fn event(seq: i64, error: impl Into<String>) -> Problem {
+    pub fn event(seq: i64, error: impl Into<String>) -> Problem {
         Problem {
             at: seq,
             rule: String::new(),
             error: error.into(),
+            turn: None,
+        }
+    }
+
+    /// A problem at a record's turn.
+    fn turn(turn: usize, error: impl Into<String>) -> Problem {
+        Problem {
+            turn: Some(turn as u64),
+            ..Problem::event(turn as i64, error)
         }
     }
 }
@@ -151,7 +216,7 @@ pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
 /// Compares a record with the record of an event log: the setup and the
 /// clocks, then every turn, the final round, the timeline and the result
 /// the record claims. The first difference names its turn, or its field.
-fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
+pub fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
     if (record.rules, &record.players, &record.tiles) != (log.rules, &log.players, &log.tiles) {
         return Err(Problem::event(
             0,
@@ -178,8 +243,8 @@ fn same_game(record: &Record, log: &Record) -> Result<(), Problem> {
     for turn in 0..turns {
         let (ours, theirs) = (record.turns.get(turn), log.turns.get(turn));
         if ours != theirs {
-            return Err(Problem::event(
-                turn as i64,
+            return Err(Problem::turn(
+                turn,
                 format!(
                     "turn {turn}: the record has {}, the event log {}",
                     describe(ours),
@@ -272,17 +337,20 @@ fn describe(turn: Option<&Turn>) -> String {
     }
 }
 
-fn verify_record(json: &str) -> Result<(Record, Replay), Problem> {
+/// A record parsed and replayed through the rules, each decision at its
+/// timeline's time, its claimed scores and result checked.
+pub fn verify_record(json: &str) -> Result<(Record, Replay), Problem> {
     let problem = |e: RecordError| {
-        let (at, rule) = match &e {
-            RecordError::Rule { turn, rule, .. } => (*turn as i64, rule.as_str().to_owned()),
-            RecordError::Turn { turn, .. } => (*turn as i64, String::new()),
-            _ => (0, String::new()),
+        let (turn, rule) = match &e {
+            RecordError::Rule { turn, rule, .. } => (Some(*turn as u64), rule.as_str().to_owned()),
+            RecordError::Turn { turn, .. } => (Some(*turn as u64), String::new()),
+            _ => (None, String::new()),
         };
         Problem {
-            at,
+            at: turn.map_or(0, |t| t as i64),
             rule,
             error: e.to_string(),
+            turn,
         }
     };
     let record = Record::parse(json).map_err(problem)?;
@@ -322,6 +390,18 @@ fn verify_log(
                 format!("name: {} is not a game's name", crate::api::status::quote(name)),
             )
         })?;
+    let stored = check_chain(&id, events)?;
+    let loaded = replay_log(&stored)?;
+    check_seed(&loaded, seed, commitment)?;
+    log_record(&loaded, &stored)
+}
+
+/// Checks the exported log of the stream `stream` (a game's, or any other
+/// stream of the store: the chain knows no games): events numbered 1, 2,
+/// 3, ... each with its hash over its content (the stream's id included)
+/// and the previous event's hash, from zeros. Returns the events as
+/// stored, checked.
+pub fn check_chain(stream: &GameId, events: &[proto::StoredEvent]) -> Result<Vec<StoredEvent>, Problem> {
     let mut stored = Vec::with_capacity(events.len());
     let mut previous = Hash::ZERO;
     for (i, e) in events.iter().enumerate() {
@@ -331,7 +411,7 @@ fn verify_log(
             return Err(bad(&format!("numbered {}", e.seq)));
         }
         let event = StoredEvent {
-            game: id.clone(),
+            game: stream.clone(),
             seq: seq as u64,
             position: u64::try_from(e.position).map_err(|_| bad("negative position"))?,
             time_millis: u64::try_from(e.time_ms).map_err(|_| bad("negative time"))?,
@@ -357,8 +437,15 @@ fn verify_log(
         previous = event.hash;
         stored.push(event);
     }
-    // The rules, and every draw against the seed.
-    let [first, second, rest @ ..] = &stored[..] else {
+    Ok(stored)
+}
+
+/// A game's checked log replayed: the server's opening and the creation,
+/// then every event decided again at its stored time (so a timeout before
+/// its deadline, or an action after it, breaks T-4 or T-5) and every draw
+/// against the order of the creation's seed.
+pub fn replay_log(stored: &[StoredEvent]) -> Result<Loaded, Problem> {
+    let [first, second, rest @ ..] = stored else {
         return Err(Problem::event(0, "an event log has at least two events"));
     };
     let mut loaded = Loaded::start(first, second).map_err(|e| Problem::event(2, e))?;
@@ -367,24 +454,49 @@ fn verify_log(
             .advance(event)
             .map_err(|e| Problem::event(event.seq as i64, e))?;
     }
-    let Some(committed) = loaded.game.setup().seed else {
+    Ok(loaded)
+}
+
+/// The replayed game's seed against `commitment` (the `seed_sha256` the
+/// players were shown, hex) and against `seed`, the one revealed (hex).
+pub fn check_seed(loaded: &Loaded, seed: &str, commitment: &str) -> Result<(), Problem> {
+    check_commitment(loaded, commitment)?;
+    check_revealed_seed(loaded, seed)
+}
+
+/// The creation's seed hashes to `commitment` (hex).
+pub fn check_commitment(loaded: &Loaded, commitment: &str) -> Result<(), Problem> {
+    if loaded.game.setup().seed.is_none() {
         return Err(Problem::event(2, "the creation has no seed"));
-    };
+    }
     if !loaded.info.seed_sha256.eq_ignore_ascii_case(commitment) {
         return Err(Problem::event(
             2,
             "the creation's seed does not hash to the commitment the players were shown",
         ));
     }
+    Ok(())
+}
+
+/// `seed` (hex) is the creation's seed.
+pub fn check_revealed_seed(loaded: &Loaded, seed: &str) -> Result<(), Problem> {
+    let Some(committed) = loaded.game.setup().seed else {
+        return Err(Problem::event(2, "the creation has no seed"));
+    };
     if seed != committed.to_hex() {
         return Err(Problem::event(2, "the revealed seed is not the game's seed"));
     }
+    Ok(())
+}
+
+/// The record of a replayed log, which must reach the end of its game.
+pub fn log_record(loaded: &Loaded, stored: &[StoredEvent]) -> Result<Record, Problem> {
     if !loaded.game.is_finished() {
         return Err(Problem::event(
             loaded.version as i64,
             "the event log stops before the end of the game",
         ));
     }
-    let events = timed_events(stored[1..].iter()).map_err(|e| Problem::event(0, e))?;
+    let events = timed_events(stored.iter().skip(1)).map_err(|e| Problem::event(0, e))?;
     Record::from_timed_events(&events).ok_or_else(|| Problem::event(2, "event 2 is not the creation"))
 }

@@ -35,6 +35,8 @@ const REQUEST_LIMITS: &[(&str, usize)] = &[
     ("/carcassonne.v1.WatchService/ReplayGame", KIB),
     ("/carcassonne.v1.WatchService/GetGameAtVersion", KIB),
     ("/carcassonne.v1.WatchService/ExportGame", KIB),
+    ("/carcassonne.v1.WatchService/ExportGameArchive", KIB),
+    ("/carcassonne.v1.WatchService/GetServerKey", KIB),
     (
         "/carcassonne.v1.WatchService/VerifyGame",
         super::MAX_RESPONSE_BYTES,

@@ -6,12 +6,13 @@
 
 pub mod admin;
 pub(crate) mod audience;
-mod audit;
+pub mod audit;
 mod creations;
 mod feed;
 mod game_service;
 mod game_watch;
 mod intake;
+pub mod key;
 mod liveness;
 mod player_service;
 mod player_stream;
@@ -103,6 +104,10 @@ pub enum ServerError {
     },
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The server's signing key could not be read or made. Not a
+    /// `#[source]`: the message is the key's error's own.
+    #[error("{0}")]
+    Key(key::ServerKeyError),
     /// The clocks of the running games could not be resumed (T-10).
     #[error("resuming the clocks: {0}")]
     Clocks(String),
@@ -212,6 +217,14 @@ pub async fn serve_with_ready(
              directory to change it"
         );
     }
+    // The key that signs archives, beside the store: made at the first
+    // start, its secret never logged.
+    let (key, made) = key::load_or_create(&config.data).map_err(ServerError::Key)?;
+    if made {
+        tracing::info!(public_key = %key.public_key(), file = key::FILE, "made the server's signing key");
+    } else {
+        tracing::info!(public_key = %key.public_key(), "signing archives with the server's key");
+    }
     let sled = Arc::new(store);
     let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
@@ -282,7 +295,12 @@ pub async fn serve_with_ready(
     // allocated whole, for every watched game.
     let feed_capacity = config.store.subscription_capacity.min(MAX_FEED_CAPACITY);
     // Records to verify may be larger than other requests.
-    let watch = Arc::new(WatchService::new(games.clone(), stopping.clone(), feed_capacity));
+    let watch = Arc::new(WatchService::new(
+        games.clone(),
+        stopping.clone(),
+        feed_capacity,
+        Arc::new(key),
+    ));
     let watch_service = WatchServiceServer::from_arc(watch.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.WatchService/"))
         .max_encoding_message_size(MAX_RESPONSE_BYTES);

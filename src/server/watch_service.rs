@@ -44,6 +44,8 @@ const CLIENT_BUFFER: usize = 64;
 pub struct WatchService {
     games: Arc<Games>,
     feeds: Arc<Feeds>,
+    /// The server's key, which signs archives.
+    key: Arc<carcassonne_archive::SigningKey>,
     /// Turns true when the server shuts down: every stream then ends, so
     /// that the graceful shutdown does not wait for watchers forever.
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -56,11 +58,13 @@ impl WatchService {
         games: Arc<Games>,
         stopping: tokio::sync::watch::Receiver<bool>,
         feed_capacity: usize,
+        key: Arc<carcassonne_archive::SigningKey>,
     ) -> WatchService {
         let feeds = Feeds::new(games.store().clone(), feed_capacity, stopping.clone());
         WatchService {
             games,
             feeds,
+            key,
             stopping,
         }
     }
@@ -111,6 +115,7 @@ impl proto::watch_service_server::WatchService for WatchService {
     type WatchGameStream = Responses<proto::WatchGameResponse>;
     type WatchServerStream = Responses<proto::WatchServerResponse>;
     type ReplayGameStream = Responses<proto::ReplayGameResponse>;
+    type ExportGameArchiveStream = Responses<proto::ExportGameArchiveResponse>;
 
     async fn watch_game(
         &self,
@@ -256,7 +261,40 @@ impl proto::watch_service_server::WatchService for WatchService {
         .map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(Response::new(answer))
     }
+
+    async fn export_game_archive(
+        &self,
+        request: Request<proto::ExportGameArchiveRequest>,
+    ) -> Result<Response<Self::ExportGameArchiveStream>, Status> {
+        let id = request::game_id(&request.get_ref().name)?;
+        let (games, key) = (self.games.clone(), self.key.clone());
+        let archive = tokio::task::spawn_blocking(move || super::audit::game_archive(&games, &id, &key))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))??;
+        let chunks: Vec<Result<proto::ExportGameArchiveResponse, Status>> = archive
+            .chunks(ARCHIVE_CHUNK)
+            .map(|chunk| {
+                Ok(proto::ExportGameArchiveResponse {
+                    chunk: chunk.to_vec(),
+                })
+            })
+            .collect();
+        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+    }
+
+    async fn get_server_key(
+        &self,
+        _request: Request<proto::GetServerKeyRequest>,
+    ) -> Result<Response<proto::GetServerKeyResponse>, Status> {
+        Ok(Response::new(proto::GetServerKeyResponse {
+            public_key: self.key.public_key_hex(),
+        }))
+    }
 }
+
+/// The most bytes of an archive in one message of ExportGameArchive: far
+/// below gRPC's message limits, whatever the archive's size.
+pub const ARCHIVE_CHUNK: usize = 1 << 20;
 
 /// What a replay shows: the steps after version `from` up to `to`.
 struct Plan {

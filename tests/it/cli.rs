@@ -201,7 +201,8 @@ pub fn run_verify(record: &str) -> String {
 fn what_the_readme_commands_make_is_git_ignored() {
     // The Python client's `.venv`, `demo --record > game.json`, `serve`'s
     // `./data`, `backup`'s `games.backup`, `restore`'s `./data-restored`,
-    // `render`'s `board.png` and `tiles`' `tiles.svg`.
+    // `render`'s `board.png`, `tiles`' `tiles.svg`, the archive's
+    // `game.tar` and `public-key`'s `server.pub`.
     let root = env!("CARGO_MANIFEST_DIR");
     let git = |args: &[&str]| Command::new("git").arg("-C").arg(root).args(args).output();
     if !git(&["rev-parse", "--git-dir"]).is_ok_and(|o| o.status.success()) {
@@ -216,6 +217,8 @@ fn what_the_readme_commands_make_is_git_ignored() {
         "data-restored/db",
         "board.png",
         "tiles.svg",
+        "game.tar",
+        "server.pub",
     ];
     let out = git(&[&["check-ignore"], &made[..]].concat()).unwrap();
     assert_eq!(

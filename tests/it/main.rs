@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod archive;
 mod bench_verdict;
 mod bots;
 mod cli;

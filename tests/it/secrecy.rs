@@ -1,5 +1,6 @@
 //! Hidden information never leaks: the seed and the order of the bag reach
-//! no response (gRPC or HTTP) and no log line before the game ends.
+//! no response (gRPC or HTTP) and no log line before the game ends, and the
+//! server's secret key none ever.
 
 use std::io::Write;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -128,5 +129,76 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
     }
     // At the end, the seed is revealed.
     assert_eq!(game(&mut client, &name).await.seed, seed_hex);
+
+    // The server's secret key: in no answer, its archives and its public
+    // key included, and in no log line.
+    let key_file = std::fs::read_to_string(server.data().unwrap().join("server.key")).unwrap();
+    let secret = key_file
+        .lines()
+        .find_map(|line| line.strip_prefix("ed25519-secret "))
+        .unwrap()
+        .to_owned();
+    assert_eq!(secret.len(), 64);
+    let id = &name["games/".len()..];
+    let mut answers: Vec<String> = seen.into_iter().map(|(_, text)| text).collect();
+    let mut watcher = server.watcher().await;
+    let key = watcher
+        .get_server_key(proto::GetServerKeyRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    answers.push(format!("{key:?}"));
+    let mut archive = watcher
+        .export_game_archive(proto::ExportGameArchiveRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    use tokio_stream::StreamExt as _;
+    while let Some(chunk) = archive.next().await {
+        let chunk = chunk.unwrap().chunk;
+        answers.push(format!("{chunk:?}"));
+        answers.push(String::from_utf8_lossy(&chunk).into_owned());
+    }
+    for path in [
+        format!("/api/games/{id}/archive"),
+        "/api/server/key".to_owned(),
+        format!("/api/games/{id}/export"),
+    ] {
+        let answer = crate::http::get(&server, &path, &[]).await;
+        assert_eq!(answer.status, 200, "{path}");
+        answers.push(answer.text());
+    }
+    assert!(
+        answers.iter().any(|a| a.contains(&key.public_key)),
+        "the public key is shown"
+    );
+    let secret_bytes: Vec<u8> = (0..32)
+        .map(|i| u8::from_str_radix(&secret[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let secret_debug = format!("{secret_bytes:?}");
+    let secret_upper = secret.to_uppercase();
+    for text in &answers {
+        assert!(!text.contains(&secret), "the secret key in an answer");
+        assert!(!text.contains(&secret_upper), "the secret key in an answer");
+        assert!(
+            !text.contains(&secret_debug),
+            "the secret key's bytes in an answer"
+        );
+        assert!(
+            !text.as_bytes().windows(32).any(|w| w == secret_bytes.as_slice()),
+            "the secret key's raw bytes in an answer"
+        );
+    }
     server.stop().await;
+    let logged = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(
+        logged.contains(&key.public_key),
+        "the public key is logged at start"
+    );
+    assert!(!logged.contains(&secret), "the secret key in the logs");
+    assert!(!logged.contains(&secret_upper), "the secret key in the logs");
+    assert!(
+        !logged.contains(&secret_debug),
+        "the secret key's bytes in the logs"
+    );
 }

@@ -72,6 +72,11 @@ impl TestServer {
         (server, clock)
     }
 
+    /// The data directory of a server on a store of its own.
+    pub fn data(&self) -> Option<&Path> {
+        self._dir.as_ref().map(tempfile::TempDir::path)
+    }
+
     /// `http://` and the server's address.
     pub fn url(&self) -> String {
         format!("http://{}", self.addr)
