@@ -93,6 +93,7 @@ async fn create(
             tiles: Vec::new(),
             spectator_delay: 0,
             time_control: None,
+            ..Default::default()
         })
         .await
         .unwrap()

@@ -200,6 +200,7 @@ fn create_request(request_id: String, players: usize, rng: &mut Rng) -> proto::C
         tiles: Vec::new(),
         spectator_delay: 0,
         time_control: None,
+        ..Default::default()
     }
 }
 

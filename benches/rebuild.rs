@@ -51,6 +51,7 @@ fn game_stream(seed: u64) -> Vec<NewEvent> {
         Opened {
             token_hashes: vec![auth::hash("a"), auth::hash("b")],
             spectator_delay: 0,
+            ..Opened::default()
         }
         .to_new_event(),
     ];

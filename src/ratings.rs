@@ -40,9 +40,13 @@ pub fn fold(stored: &[carcassonne_store::StoredEvent]) -> Result<(Ratings, HashS
     let mut rated = HashSet::new();
     for event in stored {
         if event.schema != RATINGS_SCHEMA {
-            return Err(format!("{RATINGS_STREAM} event {}: schema {}", event.seq, event.schema));
+            return Err(format!(
+                "{RATINGS_STREAM} event {}: schema {}",
+                event.seq, event.schema
+            ));
         }
-        let decoded = RatingEvent::decode(&event.payload).map_err(|e| format!("{RATINGS_STREAM} event {}: {e}", event.seq))?;
+        let decoded = RatingEvent::decode(&event.payload)
+            .map_err(|e| format!("{RATINGS_STREAM} event {}: {e}", event.seq))?;
         let RatingEvent::Rated { game, .. } = &decoded;
         rated.insert(game.clone());
         ratings.apply(&decoded);
@@ -98,8 +102,12 @@ impl RatingBook {
             schema: RATINGS_SCHEMA,
             payload: event.encode(),
         };
-        let request = RequestId::new(format!("~rated/{game}")).map_err(|e| ApiError::Internal(e.to_string()))?;
-        let appended = self.store.append(&stream(), version, &request, &[new]).map_err(store_error)?;
+        let request =
+            RequestId::new(format!("~rated/{game}")).map_err(|e| ApiError::Internal(e.to_string()))?;
+        let appended = self
+            .store
+            .append(&stream(), version, &request, &[new])
+            .map_err(store_error)?;
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         state.ratings.apply(&event);
         state.rated.insert(game.as_str().to_owned());

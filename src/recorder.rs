@@ -16,8 +16,8 @@ use tokio::sync::broadcast;
 
 use crate::api::status::ApiError;
 use crate::games::Games;
-use crate::players::seats::{GameSeats, Seats};
 use crate::players::is_game_stream;
+use crate::players::seats::{GameSeats, Seats};
 use crate::ratings::RatingBook;
 use crate::tournaments::Tournaments;
 

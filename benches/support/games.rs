@@ -38,6 +38,7 @@ pub async fn create_game(
             tiles: Vec::new(),
             spectator_delay: 0,
             time_control,
+            ..Default::default()
         })
         .await
         .unwrap()

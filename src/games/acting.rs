@@ -386,7 +386,12 @@ impl Games {
         let runtime = runtime()?;
         let _deciding = self.deciding(id);
         let request_id = server_request("withdrawn", u64::from(seat.0))?;
-        if self.store.find_request(id, &request_id).map_err(store_error)?.is_some() {
+        if self
+            .store
+            .find_request(id, &request_id)
+            .map_err(store_error)?
+            .is_some()
+        {
             return Ok(None);
         }
         let at = self.now(&loaded.game);
@@ -404,7 +409,9 @@ impl Games {
             seat: Some(seat),
             events,
         };
-        Ok(Some(Box::new(self.write_decided(&loaded, id, decided, None, runtime)?)))
+        Ok(Some(Box::new(
+            self.write_decided(&loaded, id, decided, None, runtime)?,
+        )))
     }
 
     /// Applies decided events (and the draws that follow them) to a copy of

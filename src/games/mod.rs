@@ -196,7 +196,9 @@ impl Games {
                 .collect(),
             spectator_delay: new.spectator_delay,
             accounts: if new.accounts.iter().any(Option::is_some) {
-                (0..setup.players.len()).map(|seat| account(seat).map(|a| a.name.clone())).collect()
+                (0..setup.players.len())
+                    .map(|seat| account(seat).map(|a| a.name.clone()))
+                    .collect()
             } else {
                 Vec::new()
             },
@@ -305,7 +307,11 @@ impl Games {
                 .max(1);
             let page = self.list_page(token.as_deref(), size)?;
             scanned += page.games.len();
-            for summary in page.games.iter().filter(|s| crate::players::is_game_stream(&s.game)) {
+            for summary in page
+                .games
+                .iter()
+                .filter(|s| crate::players::is_game_stream(&s.game))
+            {
                 let loaded = self.current(&summary.game)?;
                 if matches(&loaded) {
                     found.push(loaded);
@@ -327,7 +333,11 @@ impl Games {
                 LOOK_AHEAD.min(LIST_SCAN_LIMIT.saturating_sub(scanned)).max(1),
             )?;
             scanned += page.games.len();
-            for summary in page.games.iter().filter(|s| crate::players::is_game_stream(&s.game)) {
+            for summary in page
+                .games
+                .iter()
+                .filter(|s| crate::players::is_game_stream(&s.game))
+            {
                 if finished.is_none() || matches(&*self.current(&summary.game)?) {
                     return Ok((found, token));
                 }

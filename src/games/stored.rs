@@ -65,7 +65,12 @@ impl Opened {
             return Err(format!("unknown format {format}"));
         }
         let mut reader = Reader(rest);
-        let delay = u32::from_le_bytes(reader.take(4, "delay")?.try_into().map_err(|_| "truncated delay")?);
+        let delay = u32::from_le_bytes(
+            reader
+                .take(4, "delay")?
+                .try_into()
+                .map_err(|_| "truncated delay")?,
+        );
         let seats = reader.byte("seats")?;
         let token_hashes = (0..seats)
             .map(|_| {
@@ -81,7 +86,11 @@ impl Opened {
         };
         if format == 2 {
             opened.accounts = (0..seats)
-                .map(|_| reader.text("a seat's player").map(|name| (!name.is_empty()).then_some(name)))
+                .map(|_| {
+                    reader
+                        .text("a seat's player")
+                        .map(|name| (!name.is_empty()).then_some(name))
+                })
                 .collect::<Result<_, _>>()?;
             let flags = reader.byte("flags")?;
             if flags > 1 {

@@ -16,7 +16,7 @@ fn create(games: &Games, id: &str, tiles: Option<Vec<(carcassonne_engine::TileKi
             seed: Some(Seed::from_u64(1)),
             time_control: None,
         },
-            0,
+        0,
     );
     let id = GameId::new(id).unwrap();
     games

@@ -229,7 +229,11 @@ pub async fn resume_all(games: &Arc<Games>, down_since: Option<u64>) -> Result<u
                 .map_err(|e| ApiError::Internal(format!("listing task failed: {e}")))?
                 .map_err(super::store_error)?
         };
-        for summary in page.games.into_iter().filter(|s| crate::players::is_game_stream(&s.game)) {
+        for summary in page
+            .games
+            .into_iter()
+            .filter(|s| crate::players::is_game_stream(&s.game))
+        {
             // The creation (event 2) says whether a game has a clock: only
             // those are read whole.
             let head = store

@@ -13,7 +13,9 @@ pub mod seats;
 
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use carcassonne_competition::{PlayerName, PlayerRecord, REGISTRY_SCHEMA, Registry, RegistryError, RegistryEvent};
+use carcassonne_competition::{
+    PlayerName, PlayerRecord, REGISTRY_SCHEMA, Registry, RegistryError, RegistryEvent,
+};
 use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError};
 use subtle::ConstantTimeEq;
 
@@ -93,7 +95,10 @@ impl Players {
         let mut folded = Folded::default();
         for event in &stored {
             if event.schema != REGISTRY_SCHEMA {
-                return Err(ApiError::Corrupt(format!("{REGISTRY_STREAM} event {}: schema {}", event.seq, event.schema)));
+                return Err(ApiError::Corrupt(format!(
+                    "{REGISTRY_STREAM} event {}: schema {}",
+                    event.seq, event.schema
+                )));
             }
             let decoded = RegistryEvent::decode(&event.payload)
                 .map_err(|e| ApiError::Corrupt(format!("{REGISTRY_STREAM} event {}: {e}", event.seq)))?;
@@ -105,7 +110,11 @@ impl Players {
     }
 
     fn read<T>(&self, f: impl FnOnce(&Registry) -> T) -> T {
-        f(&self.registry.read().unwrap_or_else(PoisonError::into_inner).registry)
+        f(&self
+            .registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .registry)
     }
 
     /// Decides an event on the registry and appends it durably; blocking.
@@ -120,7 +129,10 @@ impl Players {
             schema: REGISTRY_SCHEMA,
             payload: event.encode(),
         };
-        match self.store.append(&Self::stream(), version, &RequestId::default(), &[new]) {
+        match self
+            .store
+            .append(&Self::stream(), version, &RequestId::default(), &[new])
+        {
             Ok(written) => {
                 let mut folded = self.registry.write().unwrap_or_else(PoisonError::into_inner);
                 folded.registry.apply(&event);
@@ -165,7 +177,12 @@ impl Players {
     }
 
     /// Makes a player an organiser or not; only the admin may.
-    pub fn set_organiser(&self, caller: Option<&str>, name: &str, organiser: bool) -> Result<PlayerRecord, ApiError> {
+    pub fn set_organiser(
+        &self,
+        caller: Option<&str>,
+        name: &str,
+        organiser: bool,
+    ) -> Result<PlayerRecord, ApiError> {
         if !self.is_admin(caller) {
             return Err(ApiError::NotAdmin);
         }

@@ -13,8 +13,8 @@ use carcassonne_store::{EventStore, GameId};
 
 use super::is_game_stream;
 use crate::api::status::ApiError;
-use crate::games::stored::{OPENED_SCHEMA, Opened};
 use crate::games::store_error;
+use crate::games::stored::{OPENED_SCHEMA, Opened};
 
 /// What a game's opening says of its seats, as far as players go.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -89,7 +89,13 @@ impl Seats {
     /// What the opening of game `id` says, read from the store the first
     /// time.
     pub fn of(&self, id: &GameId) -> Result<Arc<GameSeats>, ApiError> {
-        if let Some(known) = self.index.read().unwrap_or_else(PoisonError::into_inner).games.get(id) {
+        if let Some(known) = self
+            .index
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .games
+            .get(id)
+        {
             return Ok(known.clone());
         }
         let first = self.store.read_game_chunk(id, 1, 1).map_err(store_error)?;
@@ -108,7 +114,11 @@ impl Seats {
             return known.clone();
         }
         for name in seats.accounts.iter().flatten() {
-            index.by_player.entry(name.clone()).or_default().insert(id.clone());
+            index
+                .by_player
+                .entry(name.clone())
+                .or_default()
+                .insert(id.clone());
         }
         let seats = Arc::new(seats);
         index.games.insert(id.clone(), seats.clone());

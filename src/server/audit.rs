@@ -121,7 +121,7 @@ fn complete_turns(events: &[(Event, u64)]) -> Result<&[(Event, u64)], ApiError> 
     Ok(&events[..end])
 }
 
-fn stored_view(e: &StoredEvent) -> proto::StoredEvent {
+pub fn stored_view(e: &StoredEvent) -> proto::StoredEvent {
     proto::StoredEvent {
         seq: e.seq as i64,
         position: e.position as i64,

@@ -21,8 +21,8 @@ use super::request::{game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, version, view};
 use crate::games::stored::Loaded;
-use crate::players::{Players, parse_name};
 use crate::games::{Account, Acted, Acting, Games, NewGame, Outcome, Settled, store_error};
+use crate::players::{Players, parse_name};
 use crate::proto;
 
 pub struct GameService {

@@ -225,6 +225,7 @@ pub async fn serve_with_ready(
     } else {
         tracing::info!(public_key = %key.public_key(), "signing archives with the server's key");
     }
+    let key = Arc::new(key);
     let sled = Arc::new(store);
     let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
@@ -256,7 +257,8 @@ pub async fn serve_with_ready(
     let seats = Arc::new(crate::players::seats::Seats::build(store.clone()).map_err(competition)?);
     let ratings = Arc::new(crate::ratings::RatingBook::open(store.clone()).map_err(competition)?);
     let tournaments = Arc::new(
-        crate::tournaments::Tournaments::open(store.clone(), games.clone(), players.clone()).map_err(competition)?,
+        crate::tournaments::Tournaments::open(store.clone(), games.clone(), players.clone())
+            .map_err(competition)?,
     );
     let recorder = Arc::new(crate::recorder::Recorder {
         games: games.clone(),
@@ -277,11 +279,7 @@ pub async fn serve_with_ready(
     let tournament_service = TournamentServiceServer::new(tournament_service::TournamentService {
         players: players.clone(),
         tournaments: tournaments.clone(),
-        archives: Arc::new(|_id: &str| {
-            Err(crate::api::status::ApiError::TournamentState(
-                "tournament archives are not available in this build yet".to_owned(),
-            ))
-        }),
+        key: key.clone(),
         stopping: stopping.clone(),
     })
     .max_decoding_message_size(intake::largest_request("/carcassonne.v1.TournamentService/"))
@@ -299,7 +297,7 @@ pub async fn serve_with_ready(
         games.clone(),
         stopping.clone(),
         feed_capacity,
-        Arc::new(key),
+        key,
     ));
     let watch_service = WatchServiceServer::from_arc(watch.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.WatchService/"))

@@ -202,7 +202,9 @@ impl Pump {
         self.position = event.position;
         let messages = if is_game_stream(&event.game) {
             self.game_event(event).await.map_err(Some)?
-        } else if event.game.as_str().starts_with(TOURNAMENT_STREAM_PREFIX) && event.schema == TOURNAMENT_SCHEMA {
+        } else if event.game.as_str().starts_with(TOURNAMENT_STREAM_PREFIX)
+            && event.schema == TOURNAMENT_SCHEMA
+        {
             self.tournament_event(event)
         } else {
             Vec::new()
@@ -225,7 +227,12 @@ impl Pump {
             let mut messages = Vec::new();
             if seq == 1 {
                 messages.push(message::Message::GameStarted(proto::PlayerGameStarted {
-                    game: Some(view::game_as(&loaded.info, loaded.version as i64, &loaded.game, proto::GameView::Full)),
+                    game: Some(view::game_as(
+                        &loaded.info,
+                        loaded.version as i64,
+                        &loaded.game,
+                        proto::GameView::Full,
+                    )),
                     seat: u32::from(seat),
                 }));
             }
@@ -235,7 +242,12 @@ impl Pump {
                 if loaded.game.is_finished() {
                     seats.finished(&game);
                     messages.push(message::Message::GameEnded(proto::PlayerGameEnded {
-                        game: Some(view::game_as(&loaded.info, loaded.version as i64, &loaded.game, proto::GameView::Full)),
+                        game: Some(view::game_as(
+                            &loaded.info,
+                            loaded.version as i64,
+                            &loaded.game,
+                            proto::GameView::Full,
+                        )),
                         seat: u32::from(seat),
                     }));
                 } else if loaded.game.decision_owner().map(|s| s.0) == Some(seat) {
@@ -248,7 +260,9 @@ impl Pump {
     }
 
     fn tournament_event(&self, event: &StoredEvent) -> Vec<message::Message> {
-        let Ok(TournamentEvent::RoundPaired { round, tables, byes }) = TournamentEvent::decode(&event.payload) else {
+        let Ok(TournamentEvent::RoundPaired { round, tables, byes }) =
+            TournamentEvent::decode(&event.payload)
+        else {
             return Vec::new();
         };
         let tournament = event.game.as_str().trim_start_matches(TOURNAMENT_STREAM_PREFIX);

@@ -22,11 +22,14 @@ type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
 pub struct TournamentService {
     pub players: Arc<Players>,
     pub tournaments: Arc<Tournaments>,
-    pub archives: Arc<dyn Fn(&str) -> Result<Vec<u8>, ApiError> + Send + Sync>,
+    /// The server's key, which signs archives.
+    pub key: Arc<carcassonne_archive::SigningKey>,
     pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
-async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> + Send + 'static) -> Result<T, ApiError> {
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
     tokio::task::spawn_blocking(work)
         .await
         .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))?
@@ -34,10 +37,15 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> Result<T, ApiError> 
 
 /// `tournaments/{id}` to an id.
 pub fn tournament_id(name: &str) -> Result<String, ApiError> {
-    let id = name.strip_prefix("tournaments/").ok_or_else(|| ApiError::InvalidArgument {
-        field: "name".to_owned(),
-        message: format!("{} is not \"tournaments/{{id}}\"", crate::api::status::quote(name)),
-    })?;
+    let id = name
+        .strip_prefix("tournaments/")
+        .ok_or_else(|| ApiError::InvalidArgument {
+            field: "name".to_owned(),
+            message: format!(
+                "{} is not \"tournaments/{{id}}\"",
+                crate::api::status::quote(name)
+            ),
+        })?;
     if id.is_empty() || id.len() > 24 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
         return Err(ApiError::TournamentNotFound(id.to_owned()));
     }
@@ -53,7 +61,10 @@ fn new_tournament_id(request_id: &str) -> String {
 }
 
 /// The spec a creation asks for, checked field by field.
-fn spec_of(r: &proto::CreateTournamentRequest, organiser: carcassonne_competition::PlayerName) -> Result<Spec, ApiError> {
+fn spec_of(
+    r: &proto::CreateTournamentRequest,
+    organiser: carcassonne_competition::PlayerName,
+) -> Result<Spec, ApiError> {
     let invalid = |field: &str, message: String| ApiError::InvalidArgument {
         field: field.to_owned(),
         message,
@@ -84,18 +95,25 @@ fn spec_of(r: &proto::CreateTournamentRequest, organiser: carcassonne_competitio
         n => return Err(invalid("games_per_match", format!("1 to 10, not {n}"))),
     };
     let Some(time_control) = r.time_control else {
-        return Err(invalid("time_control", "required: every game of a tournament has a clock".to_owned()));
+        return Err(invalid(
+            "time_control",
+            "required: every game of a tournament has a clock".to_owned(),
+        ));
     };
     // Checked now, as the games will check them.
     crate::api::parse::rules(r.rules.as_ref())?;
     if crate::api::parse::time_control(Some(&time_control))?.is_none() {
-        return Err(invalid("time_control", "required: every game of a tournament has a clock".to_owned()));
+        return Err(invalid(
+            "time_control",
+            "required: every game of a tournament has a clock".to_owned(),
+        ));
     }
     let settings = GameSettings {
         rules: r.rules.clone().unwrap_or_default(),
         time_control,
     };
-    let games = serde_json::to_value(&settings).map_err(|e| ApiError::Internal(format!("game settings: {e}")))?;
+    let games =
+        serde_json::to_value(&settings).map_err(|e| ApiError::Internal(format!("game settings: {e}")))?;
     Ok(Spec {
         name: r.title.clone(),
         organiser: Some(organiser),
@@ -169,7 +187,12 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
             }
         };
         let after = r.page_token;
-        let ids: Vec<String> = self.tournaments.ids().into_iter().filter(|id| *id > after).collect();
+        let ids: Vec<String> = self
+            .tournaments
+            .ids()
+            .into_iter()
+            .filter(|id| *id > after)
+            .collect();
         let page: Vec<_> = ids.iter().take(page_size).collect();
         let next = if ids.len() > page_size {
             page.last().map(|id| id.to_string()).unwrap_or_default()
@@ -281,8 +304,12 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         request: Request<proto::ExportTournamentArchiveRequest>,
     ) -> Result<Response<Self::ExportTournamentArchiveStream>, Status> {
         let id = tournament_id(&request.get_ref().name)?;
-        let archives = self.archives.clone();
-        let bytes = blocking(move || archives(&id)).await?;
+        let (tournaments, key) = (self.tournaments.clone(), self.key.clone());
+        let bytes = blocking(move || {
+            let held = tournaments.get(&id)?;
+            crate::tournaments::archive::archive(tournaments.games(), &held, &key)
+        })
+        .await?;
         let chunks: Vec<_> = bytes
             .chunks(1 << 20)
             .map(|chunk| {

@@ -699,7 +699,13 @@ mod tests {
         };
         let new = NewGame::guests(setup, spectator_delay);
         let request = RequestId::new(format!("create-{id}")).unwrap();
-        let tokens: Vec<String> = games.create(id, &request, new).unwrap().tokens.into_iter().flatten().collect();
+        let tokens: Vec<String> = games
+            .create(id, &request, new)
+            .unwrap()
+            .tokens
+            .into_iter()
+            .flatten()
+            .collect();
         for _ in 0..actions {
             let loaded = games.load(id).unwrap();
             let Some(seat) = loaded.game.pending().player() else {

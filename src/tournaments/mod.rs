@@ -10,13 +10,15 @@
 //! appended with request ids that name them, games are created under ids
 //! derived from the tournament, the round, the table and the game.
 
+pub mod archive;
 pub mod view;
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use carcassonne_competition::{
-    GameResult, PlayerName, TOURNAMENT_SCHEMA, Tournament, TournamentCommand, TournamentError, TournamentEvent,
+    GameResult, PlayerName, TOURNAMENT_SCHEMA, Tournament, TournamentCommand, TournamentError,
+    TournamentEvent,
 };
 use carcassonne_engine::{Seat, Seed, Setup};
 use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError, StoredEvent};
@@ -32,7 +34,8 @@ pub const TOURNAMENT_STREAM_PREFIX: &str = "@tournament/";
 
 /// A tournament's stream.
 pub fn stream_of(id: &str) -> Result<GameId, ApiError> {
-    GameId::new(format!("{TOURNAMENT_STREAM_PREFIX}{id}")).map_err(|_| ApiError::TournamentNotFound(id.to_owned()))
+    GameId::new(format!("{TOURNAMENT_STREAM_PREFIX}{id}"))
+        .map_err(|_| ApiError::TournamentNotFound(id.to_owned()))
 }
 
 /// A tournament as this server holds it: its state and its stream's version.
@@ -77,8 +80,8 @@ pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
     if pairing != carcassonne_competition::PAIRING_VERSION {
         return Err(format!("pairs by {pairing}, which this server does not know"));
     }
-    let mut tournament =
-        Tournament::from_event(id, created.as_ref().ok_or("no creation")?).ok_or("event 1 is not the creation")?;
+    let mut tournament = Tournament::from_event(id, created.as_ref().ok_or("no creation")?)
+        .ok_or("event 1 is not the creation")?;
     for event in events {
         tournament.apply(&event?);
     }
@@ -94,7 +97,11 @@ fn tournament_error(error: TournamentError) -> ApiError {
 
 impl Tournaments {
     /// Every tournament in the store, folded.
-    pub fn open(store: Arc<dyn EventStore>, games: Arc<Games>, players: Arc<Players>) -> Result<Tournaments, ApiError> {
+    pub fn open(
+        store: Arc<dyn EventStore>,
+        games: Arc<Games>,
+        players: Arc<Players>,
+    ) -> Result<Tournaments, ApiError> {
         let mut held = BTreeMap::new();
         let mut token = Some(TOURNAMENT_STREAM_PREFIX.to_owned());
         // Stream ids sort by bytes: the tournaments' are together.
@@ -112,7 +119,8 @@ impl Tournaments {
                     continue;
                 };
                 let stored = store.read_game(&summary.game, 1).map_err(store_error)?;
-                let folded = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+                let folded =
+                    fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
                 held.insert(id.to_owned(), Arc::new(Mutex::new(folded)));
             }
             token = page.next_page_token;
@@ -137,7 +145,9 @@ impl Tournaments {
 
     fn entry(&self, id: &str) -> Result<Arc<Mutex<Held>>, ApiError> {
         let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        held.get(id).cloned().ok_or_else(|| ApiError::TournamentNotFound(id.to_owned()))
+        held.get(id)
+            .cloned()
+            .ok_or_else(|| ApiError::TournamentNotFound(id.to_owned()))
     }
 
     /// A tournament now.
@@ -149,12 +159,23 @@ impl Tournaments {
 
     /// Every tournament's id, in order.
     pub fn ids(&self) -> Vec<String> {
-        self.held.lock().unwrap_or_else(PoisonError::into_inner).keys().cloned().collect()
+        self.held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .keys()
+            .cloned()
+            .collect()
     }
 
     /// Appends decided events to a tournament's stream and folds them in,
     /// under the tournament's lock the caller holds.
-    fn append(&self, id: &str, held: &mut Held, request: &str, events: Vec<TournamentEvent>) -> Result<(), ApiError> {
+    fn append(
+        &self,
+        id: &str,
+        held: &mut Held,
+        request: &str,
+        events: Vec<TournamentEvent>,
+    ) -> Result<(), ApiError> {
         if events.is_empty() {
             return Ok(());
         }
@@ -166,7 +187,8 @@ impl Tournaments {
                 payload: e.encode(),
             })
             .collect();
-        let request = RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
+        let request =
+            RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
         let appended = self
             .store
             .append(&stream_of(id)?, held.version, &request, &batch)
@@ -193,7 +215,8 @@ impl Tournaments {
         for name in &spec.participants {
             self.players.get(name)?;
         }
-        let seed = crate::games::auth::random_seed().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
+        let seed = crate::games::auth::random_seed()
+            .map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
         let created = TournamentEvent::Created {
             spec: spec.clone(),
             seed,
@@ -219,10 +242,13 @@ impl Tournaments {
             .collect();
         let stream = stream_of(id)?;
         let already = || ApiError::AlreadyExists(format!("tournaments/{id}"));
-        let appended = self.store.append(&stream, 0, request_id, &batch).map_err(|e| match e {
-            StoreError::Conflict { .. } => already(),
-            other => store_error(other),
-        })?;
+        let appended = self
+            .store
+            .append(&stream, 0, request_id, &batch)
+            .map_err(|e| match e {
+                StoreError::Conflict { .. } => already(),
+                other => store_error(other),
+            })?;
         if appended.first_seq != 1 {
             return Err(already());
         }
@@ -249,7 +275,9 @@ impl Tournaments {
             }
             let events = held
                 .tournament
-                .decide(&TournamentCommand::Withdraw { player: player.clone() })
+                .decide(&TournamentCommand::Withdraw {
+                    player: player.clone(),
+                })
                 .map_err(tournament_error)?;
             self.append(id, &mut held, &format!("~withdrawn/{player}"), events)?;
             tracing::info!(tournament = %id, player = %player, "player withdrawn");

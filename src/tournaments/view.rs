@@ -36,10 +36,9 @@ pub fn tournament_view(held: &Held) -> proto::Tournament {
                         .filter_map(|id| t.game(id))
                         .map(|game| {
                             let (ranks, scores) = match game.result {
-                                Some(GameResult::Ranked { ranks, scores }) => (
-                                    ranks.iter().map(|&r| u32::from(r)).collect(),
-                                    scores.clone(),
-                                ),
+                                Some(GameResult::Ranked { ranks, scores }) => {
+                                    (ranks.iter().map(|&r| u32::from(r)).collect(), scores.clone())
+                                }
                                 _ => (Vec::new(), Vec::new()),
                             };
                             proto::TournamentGame {

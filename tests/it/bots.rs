@@ -19,7 +19,9 @@ use crate::support::{TestServer, act, reason, with_token};
 pub const ADMIN_KEY: &str = "admin-key-for-the-tests-0123456789";
 
 /// A server with the admin key, on a store of its own.
-pub async fn league_server(registration: carcassonne::players::Registration) -> (TestServer, tempfile::TempDir) {
+pub async fn league_server(
+    registration: carcassonne::players::Registration,
+) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start_with(ServerConfig {
         data: dir.path().to_owned(),
@@ -44,7 +46,9 @@ pub async fn tournaments_client(server: &TestServer) -> TournamentServiceClient<
 /// accepts); returns the API key.
 pub async fn register(server: &TestServer, name: &str) -> String {
     let mut players = players_client(server).await;
-    let request = proto::RegisterPlayerRequest { name: name.to_owned() };
+    let request = proto::RegisterPlayerRequest {
+        name: name.to_owned(),
+    };
     players
         .register_player(with_token(request, ADMIN_KEY))
         .await
@@ -61,7 +65,10 @@ pub async fn organiser(server: &TestServer, name: &str) -> String {
         name: format!("players/{name}"),
         organiser: true,
     };
-    players.set_organiser(with_token(request, ADMIN_KEY)).await.unwrap();
+    players
+        .set_organiser(with_token(request, ADMIN_KEY))
+        .await
+        .unwrap();
     key
 }
 
@@ -133,9 +140,13 @@ pub async fn run_bot(url: String, key: String, behaviour: Behaviour, played: Arc
                     }
                     let pick = (behaviour.choice + legal.version as usize) % legal.actions.len();
                     let action = legal.actions[pick].action.unwrap();
-                    let request_id = format!("{}-{}", decision.game.trim_start_matches("games/"), legal.version);
+                    let request_id =
+                        format!("{}-{}", decision.game.trim_start_matches("games/"), legal.version);
                     let answer = games
-                        .act(with_token(act(&decision.game, legal.version, &request_id, action), &key))
+                        .act(with_token(
+                            act(&decision.game, legal.version, &request_id, action),
+                            &key,
+                        ))
                         .await;
                     match answer {
                         Ok(_) => {
@@ -143,10 +154,15 @@ pub async fn run_bot(url: String, key: String, behaviour: Behaviour, played: Arc
                         }
                         // Another seat's timeout or the end came first.
                         Err(status)
-                            if ["OUT_OF_TIME", "STALE_VERSION", "GAME_FINISHED"].contains(&reason(&status).as_str()) => {}
+                            if ["OUT_OF_TIME", "STALE_VERSION", "GAME_FINISHED"]
+                                .contains(&reason(&status).as_str()) => {}
                         Err(status) => panic!("acting in {}: {status:?}", decision.game),
                     }
-                    if !reconnected && behaviour.reconnect_after.is_some_and(|n| played.actions.load(Ordering::SeqCst) >= n) {
+                    if !reconnected
+                        && behaviour
+                            .reconnect_after
+                            .is_some_and(|n| played.actions.load(Ordering::SeqCst) >= n)
+                    {
                         reconnected = true;
                         break;
                     }
@@ -155,7 +171,11 @@ pub async fn run_bot(url: String, key: String, behaviour: Behaviour, played: Arc
                     played.ended.lock().unwrap().insert(ended.game.unwrap().name);
                 }
                 Some(P::RoundPaired(paired)) => {
-                    played.rounds.lock().unwrap().push((paired.tournament, paired.round));
+                    played
+                        .rounds
+                        .lock()
+                        .unwrap()
+                        .push((paired.tournament, paired.round));
                 }
                 _ => {}
             }

@@ -91,7 +91,7 @@ fn new_table(players: usize) -> NewGame {
             seed: Some(Seed::from_u64(11)),
             time_control: None,
         },
-            0,
+        0,
     )
 }
 

@@ -25,7 +25,9 @@ async fn registration_shows_a_key_once_refuses_taken_names_and_follows_its_optio
     let (server, _dir) = league_server(Registration::Open).await;
     let mut players = players_client(&server).await;
     let answer = players
-        .register_player(proto::RegisterPlayerRequest { name: "Ada".to_owned() })
+        .register_player(proto::RegisterPlayerRequest {
+            name: "Ada".to_owned(),
+        })
         .await
         .unwrap()
         .into_inner();
@@ -33,19 +35,28 @@ async fn registration_shows_a_key_once_refuses_taken_names_and_follows_its_optio
     assert_eq!(answer.player.unwrap().name, "players/Ada");
     // The key is never shown again.
     let shown = players
-        .get_player(proto::GetPlayerRequest { name: "players/Ada".to_owned() })
+        .get_player(proto::GetPlayerRequest {
+            name: "players/Ada".to_owned(),
+        })
         .await
         .unwrap()
         .into_inner();
     assert!(!format!("{shown:?}").contains(&answer.api_key));
     // Names are unique regardless of case.
     let taken = players
-        .register_player(proto::RegisterPlayerRequest { name: "ada".to_owned() })
+        .register_player(proto::RegisterPlayerRequest {
+            name: "ada".to_owned(),
+        })
         .await
         .unwrap_err();
-    assert_eq!((taken.code(), reason(&taken).as_str()), (Code::AlreadyExists, "NAME_TAKEN"));
+    assert_eq!(
+        (taken.code(), reason(&taken).as_str()),
+        (Code::AlreadyExists, "NAME_TAKEN")
+    );
     let bad = players
-        .register_player(proto::RegisterPlayerRequest { name: "no spaces".to_owned() })
+        .register_player(proto::RegisterPlayerRequest {
+            name: "no spaces".to_owned(),
+        })
         .await
         .unwrap_err();
     assert_eq!(bad.code(), Code::InvalidArgument);
@@ -53,10 +64,15 @@ async fn registration_shows_a_key_once_refuses_taken_names_and_follows_its_optio
     let (closed, _dir) = league_server(Registration::Admin).await;
     let mut players = players_client(&closed).await;
     let refused = players
-        .register_player(proto::RegisterPlayerRequest { name: "Brun".to_owned() })
+        .register_player(proto::RegisterPlayerRequest {
+            name: "Brun".to_owned(),
+        })
         .await
         .unwrap_err();
-    assert_eq!((refused.code(), reason(&refused).as_str()), (Code::PermissionDenied, "REGISTRATION_CLOSED"));
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::PermissionDenied, "REGISTRATION_CLOSED")
+    );
     register(&closed, "Brun").await;
 }
 
@@ -71,9 +87,16 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
         name: "players/Ada".to_owned(),
         organiser: true,
     };
-    let refused = players.set_organiser(with_token(promote.clone(), &ada)).await.unwrap_err();
+    let refused = players
+        .set_organiser(with_token(promote.clone(), &ada))
+        .await
+        .unwrap_err();
     assert_eq!(reason(&refused), "NOT_ADMIN");
-    let promoted = players.set_organiser(with_token(promote, ADMIN_KEY)).await.unwrap().into_inner();
+    let promoted = players
+        .set_organiser(with_token(promote, ADMIN_KEY))
+        .await
+        .unwrap()
+        .into_inner();
     assert!(promoted.player.unwrap().organiser);
 
     let mut client = server.client().await;
@@ -96,7 +119,10 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
     assert_eq!(legal.version, acted.version);
     let action = legal.actions[0].action.unwrap();
     let wrong_seat = client
-        .act(with_token(crate::support::act(&name, legal.version, "not-mine", action), &brun))
+        .act(with_token(
+            crate::support::act(&name, legal.version, "not-mine", action),
+            &brun,
+        ))
         .await
         .unwrap_err();
     assert_eq!(reason(&wrong_seat), "NOT_YOUR_TURN");
@@ -112,7 +138,10 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
     let legal = legal_as(&mut client, &other, &brun).await;
     let action = legal.actions[0].action.unwrap();
     let stranger = client
-        .act(with_token(crate::support::act(&other, legal.version, "stranger", action), &ada))
+        .act(with_token(
+            crate::support::act(&other, legal.version, "stranger", action),
+            &ada,
+        ))
         .await
         .unwrap_err();
     assert_eq!(reason(&stranger), "BAD_TOKEN");
@@ -135,7 +164,9 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
     // The server's own streams are no games.
     for hidden in ["games/@players", "games/@ratings"] {
         let status = client
-            .get_game(proto::GetGameRequest { name: hidden.to_owned() })
+            .get_game(proto::GetGameRequest {
+                name: hidden.to_owned(),
+            })
             .await
             .unwrap_err();
         assert_eq!(status.code(), Code::NotFound, "{hidden}");
@@ -177,7 +208,11 @@ async fn a_bot_plays_twenty_games_over_one_stream_and_reconnects_without_missing
     let mut names = Vec::new();
     for n in 0..20 {
         // Ada plays first in half of them.
-        let seats = if n % 2 == 0 { ["Ada", "Brun"] } else { ["Brun", "Ada"] };
+        let seats = if n % 2 == 0 {
+            ["Ada", "Brun"]
+        } else {
+            ["Brun", "Ada"]
+        };
         let mut request = accounts_request(&format!("twenty-games-{n:02}"), &seats, true);
         request.seed = crate::support::hex(&[n as u8; 32]);
         let created = client.create_game(request).await.unwrap().into_inner();
@@ -203,7 +238,11 @@ async fn a_bot_plays_twenty_games_over_one_stream_and_reconnects_without_missing
     for name in &names {
         let finished = game(&mut client, name).await;
         assert_eq!(finished.status, proto::GameStatus::Finished as i32, "{name}");
-        let ada_seat = finished.players.iter().position(|p| p.account == "players/Ada").unwrap();
+        let ada_seat = finished
+            .players
+            .iter()
+            .position(|p| p.account == "players/Ada")
+            .unwrap();
         let request = crate::support::replay_request(name, Some(1), None);
         let events = crate::support::replay(&mut server.watcher().await, request).await;
         ada_actions += events
@@ -211,8 +250,14 @@ async fn a_bot_plays_twenty_games_over_one_stream_and_reconnects_without_missing
             .filter(|e| e.event.as_ref().is_some_and(|e| e.seat == Some(ada_seat as u32)))
             .count();
     }
-    assert!(ada_played.actions.load(std::sync::atomic::Ordering::SeqCst) >= 300, "the bot reconnected mid-way");
-    assert_eq!(ada_actions, ada_played.actions.load(std::sync::atomic::Ordering::SeqCst));
+    assert!(
+        ada_played.actions.load(std::sync::atomic::Ordering::SeqCst) >= 300,
+        "the bot reconnected mid-way"
+    );
+    assert_eq!(
+        ada_actions,
+        ada_played.actions.load(std::sync::atomic::Ordering::SeqCst)
+    );
     assert_eq!(brun_played.ended.lock().unwrap().len(), 20);
 }
 
@@ -240,7 +285,11 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
         ("rated-three-0001", &["Ada", "Brun", "Cleo"], true),
     ];
     for (id, names, rated) in plays {
-        let created = client.create_game(accounts_request(id, names, rated)).await.unwrap().into_inner();
+        let created = client
+            .create_game(accounts_request(id, names, rated))
+            .await
+            .unwrap()
+            .into_inner();
         crate::support::play_to_end(&mut client, &created.game.unwrap().name, &keys(names)).await;
     }
     let aborted = client
@@ -263,15 +312,31 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
     };
     let mut ada_history = Vec::new();
     for _ in 0..100 {
-        ada_history = players.get_rating_history(history("Ada")).await.unwrap().into_inner().changes;
+        ada_history = players
+            .get_rating_history(history("Ada"))
+            .await
+            .unwrap()
+            .into_inner()
+            .changes;
         if ada_history.len() == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
     let pools: Vec<_> = ada_history.iter().map(|c| c.pool).collect();
-    assert_eq!(pools, [proto::RatingPool::Duel as i32, proto::RatingPool::Multiplayer as i32]);
-    let cleo_history = players.get_rating_history(history("Cleo")).await.unwrap().into_inner().changes;
+    assert_eq!(
+        pools,
+        [
+            proto::RatingPool::Duel as i32,
+            proto::RatingPool::Multiplayer as i32
+        ]
+    );
+    let cleo_history = players
+        .get_rating_history(history("Cleo"))
+        .await
+        .unwrap()
+        .into_inner()
+        .changes;
     assert_eq!(cleo_history.len(), 1, "the aborted game changes no rating");
     let board = players
         .get_leaderboard(proto::GetLeaderboardRequest {
@@ -282,11 +347,16 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
         .unwrap()
         .into_inner();
     assert_eq!(board.entries.len(), 2);
-    let served: Vec<_> = board.entries.iter().map(|e| (e.player.clone(), e.rating.unwrap().value)).collect();
+    let served: Vec<_> = board
+        .entries
+        .iter()
+        .map(|e| (e.player.clone(), e.rating.unwrap().value))
+        .collect();
     drop(players);
     server.stop().await;
     // Recomputed from the stored results alone: the same numbers.
-    let store = carcassonne_store::SledStore::open(dir.path(), carcassonne_store::StoreConfig::default()).unwrap();
+    let store =
+        carcassonne_store::SledStore::open(dir.path(), carcassonne_store::StoreConfig::default()).unwrap();
     let stream = carcassonne_store::GameId::new(carcassonne::ratings::RATINGS_STREAM).unwrap();
     let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
     assert_eq!(stored.len(), 2, "two rated games ended");

@@ -57,7 +57,12 @@ async fn start_bots(
             choice: i,
             ..Behaviour::default()
         };
-        tasks.push(tokio::spawn(bots::run_bot(server.url(), key, behaviour, record.clone())));
+        tasks.push(tokio::spawn(bots::run_bot(
+            server.url(),
+            key,
+            behaviour,
+            record.clone(),
+        )));
         names.push(name);
         played.push(record);
     }
@@ -68,7 +73,9 @@ async fn start_bots(
 async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
     let mut client = tournaments_client(server).await;
     let mut stream = client
-        .watch_tournament(proto::WatchTournamentRequest { name: name.to_owned() })
+        .watch_tournament(proto::WatchTournamentRequest {
+            name: name.to_owned(),
+        })
         .await
         .unwrap()
         .into_inner();
@@ -83,19 +90,32 @@ async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::Wat
         Ok(last) => last,
         Err(_) => {
             let now = client
-                .get_tournament(proto::GetTournamentRequest { name: name.to_owned() })
+                .get_tournament(proto::GetTournamentRequest {
+                    name: name.to_owned(),
+                })
                 .await
                 .unwrap()
                 .into_inner();
             let mut games = server.client().await;
             let tournament = now.tournament.unwrap();
-            for game in tournament.paired_rounds.iter().flat_map(|r| &r.tables).flat_map(|t| &t.games) {
+            for game in tournament
+                .paired_rounds
+                .iter()
+                .flat_map(|r| &r.tables)
+                .flat_map(|t| &t.games)
+            {
                 if !game.ended {
                     let state = crate::support::game(&mut games, &game.game).await;
-                    eprintln!("{}: status {} version {} pending {:?} ending {:?}", game.game, state.status, state.version, state.pending, state.ending);
+                    eprintln!(
+                        "{}: status {} version {} pending {:?} ending {:?}",
+                        game.game, state.status, state.version, state.pending, state.ending
+                    );
                 }
             }
-            panic!("the tournament does not finish: round {}", tournament.current_round);
+            panic!(
+                "the tournament does not finish: round {}",
+                tournament.current_round
+            );
         }
     }
 }
@@ -128,7 +148,10 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
     let (names, played, tasks) = start_bots(&server, 8, Some((3, 5))).await;
     let mut client = tournaments_client(&server).await;
     let created = client
-        .create_tournament(with_token(tournament_request("swiss-of-eight-0001", &names), &boss))
+        .create_tournament(with_token(
+            tournament_request("swiss-of-eight-0001", &names),
+            &boss,
+        ))
         .await
         .unwrap()
         .into_inner()
@@ -136,7 +159,10 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
         .unwrap();
     assert_eq!(created.current_round, 1);
     assert_eq!(created.paired_rounds[0].tables.len(), 4);
-    assert!(created.seed.is_empty(), "the seed is sealed while the tournament runs");
+    assert!(
+        created.seed.is_empty(),
+        "the seed is sealed while the tournament runs"
+    );
     let end = finish(&server, &created.name, Duration::from_secs(60)).await;
     let tournament = end.tournament.unwrap();
     let standings = end.standings.unwrap();
@@ -145,7 +171,11 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
     assert!(standings.r#final);
     assert_eq!(standings.standings.len(), 8);
     // The crashed bot lost on time and the tournament went on without it.
-    let crashed = standings.standings.iter().find(|s| s.player == "players/Bot3").unwrap();
+    let crashed = standings
+        .standings
+        .iter()
+        .find(|s| s.player == "players/Bot3")
+        .unwrap();
     assert_eq!(crashed.points, "0", "{crashed:?}");
     // No pairing repeated.
     let rounds = meetings(&tournament);
@@ -232,7 +262,12 @@ async fn a_round_robin_of_three_player_tables_scores_table_points() {
     assert_eq!(tables.len(), 4, "every table of three once");
     // The points are the table points of each game's places.
     let mut expected: HashMap<String, u64> = HashMap::new();
-    for game in tournament.paired_rounds.iter().flat_map(|r| &r.tables).flat_map(|t| &t.games) {
+    for game in tournament
+        .paired_rounds
+        .iter()
+        .flat_map(|r| &r.tables)
+        .flat_map(|t| &t.games)
+    {
         for (seat, player) in game.seats.iter().enumerate() {
             let rank = game.ranks[seat];
             let tied = game.ranks.iter().filter(|&&r| r == rank).count() as u64;
@@ -242,7 +277,10 @@ async fn a_round_robin_of_three_player_tables_scores_table_points() {
         }
     }
     for standing in &end.standings.unwrap().standings {
-        assert_eq!(standing.points_sixtieths, expected[&standing.player], "{standing:?}");
+        assert_eq!(
+            standing.points_sixtieths, expected[&standing.player],
+            "{standing:?}"
+        );
     }
     for task in tasks {
         task.abort();
@@ -289,6 +327,31 @@ async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share
     assert_eq!(seeds_by_index[0].len(), 1);
     assert_eq!(seeds_by_index[1].len(), 1);
     assert_ne!(seeds_by_index[0], seeds_by_index[1]);
+    // The signed archive holds every game and the tournament's own log.
+    let mut chunks = client
+        .export_tournament_archive(proto::ExportTournamentArchiveRequest {
+            name: tournament.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let mut bytes = Vec::new();
+    while let Some(chunk) = chunks.next().await {
+        bytes.extend(chunk.unwrap().chunk);
+    }
+    let archive = carcassonne_archive::Archive::open(&bytes, None).unwrap();
+    let paths: BTreeSet<_> = archive.paths().map(str::to_owned).collect();
+    for path in [
+        "tournament/events.json",
+        "tournament/standings.json",
+        "tournament/tournament.json",
+    ] {
+        assert!(paths.contains(path), "{path} in {paths:?}");
+    }
+    for game in round.tables.iter().flat_map(|t| &t.games) {
+        let id = game.game.trim_start_matches("games/");
+        assert!(paths.contains(&format!("games/{id}/events.json")), "{id}");
+    }
     for task in tasks {
         task.abort();
     }
@@ -303,17 +366,29 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
     let plain = register(&server, "Plain").await;
     let mut client = tournaments_client(&server).await;
     let refused = client
-        .create_tournament(with_token(tournament_request("not-an-organiser-01", &names), &plain))
+        .create_tournament(with_token(
+            tournament_request("not-an-organiser-01", &names),
+            &plain,
+        ))
         .await
         .unwrap_err();
-    assert_eq!((refused.code(), reason(&refused).as_str()), (Code::PermissionDenied, "NOT_ORGANISER"));
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::PermissionDenied, "NOT_ORGANISER")
+    );
     let mut untimed = tournament_request("without-a-clock-001", &names);
     untimed.time_control = None;
-    let refused = client.create_tournament(with_token(untimed, &boss)).await.unwrap_err();
+    let refused = client
+        .create_tournament(with_token(untimed, &boss))
+        .await
+        .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument);
 
     let created = client
-        .create_tournament(with_token(tournament_request("withdrawals-000001", &names), &boss))
+        .create_tournament(with_token(
+            tournament_request("withdrawals-000001", &names),
+            &boss,
+        ))
         .await
         .unwrap()
         .into_inner()
@@ -323,7 +398,10 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
         name: created.name.clone(),
         player: "players/Bot0".to_owned(),
     };
-    let refused = client.withdraw_player(with_token(withdraw.clone(), &plain)).await.unwrap_err();
+    let refused = client
+        .withdraw_player(with_token(withdraw.clone(), &plain))
+        .await
+        .unwrap_err();
     assert_eq!(reason(&refused), "NOT_ORGANISER");
     let after = client
         .withdraw_player(with_token(withdraw.clone(), &boss))
@@ -333,13 +411,20 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
         .tournament
         .unwrap();
     assert_eq!(after.withdrawn, ["players/Bot0"]);
-    let twice = client.withdraw_player(with_token(withdraw, &boss)).await.unwrap_err();
+    let twice = client
+        .withdraw_player(with_token(withdraw, &boss))
+        .await
+        .unwrap_err();
     assert_eq!(reason(&twice), "TOURNAMENT_STATE");
     let end = finish(&server, &created.name, Duration::from_secs(600)).await;
     let tournament = end.tournament.unwrap();
     for round in &tournament.paired_rounds[1..] {
         for table in &round.tables {
-            assert!(!table.players.contains(&"players/Bot0".to_owned()), "round {}", round.round);
+            assert!(
+                !table.players.contains(&"players/Bot0".to_owned()),
+                "round {}",
+                round.round
+            );
         }
         assert!(!round.byes.contains(&"players/Bot0".to_owned()));
     }
@@ -348,7 +433,10 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
     let seat = first.seats.iter().position(|s| s == "players/Bot0").unwrap();
     assert_eq!(first.ranks[seat], 2);
     let mut games = server.client().await;
-    let ended = crate::support::game(&mut games, &first.game).await.ending.unwrap();
+    let ended = crate::support::game(&mut games, &first.game)
+        .await
+        .ending
+        .unwrap();
     assert_eq!(ended.reason, proto::EndReason::Resigned as i32);
     for task in tasks {
         task.abort();
