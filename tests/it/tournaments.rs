@@ -183,10 +183,16 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
     assert_eq!(all.len(), all.iter().collect::<BTreeSet<_>>().len(), "{rounds:?}");
     // Each bot was told of each of its rounds through its stream.
     for (name, record) in names.iter().zip(&played) {
-        let rounds = record.rounds.lock().unwrap().len();
-        // The crashed bot heard of the first round only.
+        // The crashed bot heard of the first round only; the others may
+        // still be reading their streams when the tournament ends.
         let expected = if name == "Bot3" { 1 } else { 3 };
-        assert_eq!(rounds, expected, "{name}");
+        for _ in 0..200 {
+            if record.rounds.lock().unwrap().len() >= expected {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(record.rounds.lock().unwrap().len(), expected, "{name}");
     }
     // The seed is revealed at the end, and commits as promised.
     assert_eq!(tournament.seed.len(), 64);
