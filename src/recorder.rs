@@ -58,14 +58,8 @@ impl Recorder {
 
     /// Drives a tournament; the resignations it makes settle on their own.
     fn drive(&self, tournament: &str) -> Result<(), ApiError> {
-        for resigning in self.tournaments.drive(tournament)? {
-            let games = self.games.clone();
-            tokio::spawn(async move {
-                if let Err(error) = games.settle(resigning).await {
-                    tracing::warn!(%error, "a withdrawn player's resignation");
-                }
-            });
-        }
+        let resignations = self.tournaments.drive(tournament)?;
+        crate::tournaments::settle_in_background(&self.games, resignations);
         Ok(())
     }
 

@@ -283,3 +283,15 @@ pub fn time_control(control: Option<&proto::TimeControl>) -> Result<Option<engin
         .map_err(|message| invalid("time_control", format!("T-1: {message}")))?;
     Ok(Some(control))
 }
+
+/// A listing's `page_size`: 1 to 100, 20 when 0.
+pub fn page_size(requested: u32) -> Result<usize, ApiError> {
+    match requested {
+        0 => Ok(20),
+        n @ 1..=100 => Ok(n as usize),
+        n => Err(ApiError::InvalidArgument {
+            field: "page_size".to_owned(),
+            message: format!("at most 100, not {n}"),
+        }),
+    }
+}

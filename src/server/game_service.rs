@@ -284,17 +284,7 @@ impl proto::game_service_server::GameService for GameService {
             field: "status".to_owned(),
             message: format!("unknown status {}", r.status),
         })?;
-        let page_size = match r.page_size {
-            0 => 20,
-            n @ 1..=100 => n as usize,
-            n => {
-                return Err(ApiError::InvalidArgument {
-                    field: "page_size".to_owned(),
-                    message: format!("at most 100, not {n}"),
-                }
-                .into());
-            }
-        };
+        let page_size = crate::api::parse::page_size(r.page_size)?;
         let token = (!r.page_token.is_empty()).then_some(r.page_token);
         let finished = match status {
             proto::GameStatus::Unspecified => None,

@@ -267,24 +267,25 @@ impl Pump {
         };
         let tournament = event.game.as_str().trim_start_matches(TOURNAMENT_STREAM_PREFIX);
         let named = |name: &PlayerName| format!("players/{name}");
-        let mut messages = Vec::new();
-        for table in tables.iter().filter(|t| t.players.contains(&self.player)) {
-            messages.push(message::Message::RoundPaired(proto::PlayerRoundPaired {
+        let paired = |table: Vec<String>, games: Vec<String>, bye: bool| {
+            message::Message::RoundPaired(proto::PlayerRoundPaired {
                 tournament: format!("tournaments/{tournament}"),
                 round,
-                table: table.players.iter().map(named).collect(),
-                games: table.games.iter().map(|g| format!("games/{g}")).collect(),
-                bye: false,
-            }));
-        }
+                table,
+                games,
+                bye,
+            })
+        };
+        let mut messages: Vec<_> = tables
+            .iter()
+            .filter(|t| t.players.contains(&self.player))
+            .map(|t| {
+                let games = t.games.iter().map(|g| format!("games/{g}")).collect();
+                paired(t.players.iter().map(named).collect(), games, false)
+            })
+            .collect();
         if byes.contains(&self.player) {
-            messages.push(message::Message::RoundPaired(proto::PlayerRoundPaired {
-                tournament: format!("tournaments/{tournament}"),
-                round,
-                table: Vec::new(),
-                games: Vec::new(),
-                bye: true,
-            }));
+            messages.push(paired(Vec::new(), Vec::new(), true));
         }
         messages
     }

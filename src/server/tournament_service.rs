@@ -148,9 +148,9 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         let id = new_tournament_id(request.as_str());
         let tournaments = self.tournaments.clone();
         let held = blocking(move || {
-            let held = tournaments.create(&id, &request, spec)?;
+            tournaments.create(&id, &request, spec)?;
+            // Opens the first round's games.
             tournaments.drive(&id)?;
-            let _ = held;
             tournaments.get(&id)
         })
         .await?;
@@ -175,17 +175,7 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         request: Request<proto::ListTournamentsRequest>,
     ) -> Result<Response<proto::ListTournamentsResponse>, Status> {
         let r = request.into_inner();
-        let page_size = match r.page_size {
-            0 => 20,
-            n @ 1..=100 => n as usize,
-            n => {
-                return Err(ApiError::InvalidArgument {
-                    field: "page_size".to_owned(),
-                    message: format!("at most 100, not {n}"),
-                }
-                .into());
-            }
-        };
+        let page_size = crate::api::parse::page_size(r.page_size)?;
         let after = r.page_token;
         let ids: Vec<String> = self
             .tournaments
@@ -279,19 +269,13 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         let id = tournament_id(&r.name)?;
         let player = parse_name("player", &r.player)?;
         let tournaments = self.tournaments.clone();
-        let held = blocking(move || tournaments.withdraw(&id, &caller, &player)).await?;
         // The player's running games resign; their ends drive the rest.
-        let (tournaments, name) = (self.tournaments.clone(), r.name.clone());
-        let id = tournament_id(&name)?;
-        let resignations = blocking(move || tournaments.drive(&id)).await?;
-        for resigning in resignations {
-            let games = self.tournaments.games().clone();
-            tokio::spawn(async move {
-                if let Err(error) = games.settle(resigning).await {
-                    tracing::warn!(%error, "a withdrawn player's resignation");
-                }
-            });
-        }
+        let (held, resignations) = blocking(move || {
+            let held = tournaments.withdraw(&id, &caller, &player)?;
+            Ok((held, tournaments.drive(&id)?))
+        })
+        .await?;
+        crate::tournaments::settle_in_background(self.tournaments.games(), resignations);
         Ok(Response::new(proto::WithdrawPlayerResponse {
             tournament: Some(tournament_view(&held)),
         }))

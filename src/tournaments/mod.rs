@@ -91,6 +91,31 @@ pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
     })
 }
 
+/// Tournament events as the store appends them.
+fn to_batch(events: &[TournamentEvent]) -> Vec<NewEvent> {
+    events
+        .iter()
+        .map(|e| NewEvent {
+            actor: Actor::Server,
+            schema: TOURNAMENT_SCHEMA,
+            payload: e.encode(),
+        })
+        .collect()
+}
+
+/// Lets the resignations that `drive` made settle on their own: each ends
+/// a game, whose end drives the tournament again.
+pub fn settle_in_background(games: &Arc<Games>, resignations: Vec<Box<crate::games::ActInFlight>>) {
+    for resigning in resignations {
+        let games = games.clone();
+        tokio::spawn(async move {
+            if let Err(error) = games.settle(resigning).await {
+                tracing::warn!(%error, "a withdrawn player's resignation");
+            }
+        });
+    }
+}
+
 fn tournament_error(error: TournamentError) -> ApiError {
     ApiError::TournamentState(error.to_string())
 }
@@ -179,14 +204,7 @@ impl Tournaments {
         if events.is_empty() {
             return Ok(());
         }
-        let batch: Vec<NewEvent> = events
-            .iter()
-            .map(|e| NewEvent {
-                actor: Actor::Server,
-                schema: TOURNAMENT_SCHEMA,
-                payload: e.encode(),
-            })
-            .collect();
+        let batch = to_batch(&events);
         let request =
             RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
         let appended = self
@@ -222,24 +240,12 @@ impl Tournaments {
             seed,
             pairing: carcassonne_competition::PAIRING_VERSION.to_owned(),
         };
-        let mut held = Held {
-            tournament: Tournament::created(id, spec, seed),
-            version: 0,
-        };
-        let first_round = held
-            .tournament
+        let first_round = Tournament::created(id, spec, seed)
             .decide(&TournamentCommand::Advance)
             .map_err(tournament_error)?;
         let mut events = vec![created];
         events.extend(first_round.iter().cloned());
-        let batch: Vec<NewEvent> = events
-            .iter()
-            .map(|e| NewEvent {
-                actor: Actor::Server,
-                schema: TOURNAMENT_SCHEMA,
-                payload: e.encode(),
-            })
-            .collect();
+        let batch = to_batch(&events);
         let stream = stream_of(id)?;
         let already = || ApiError::AlreadyExists(format!("tournaments/{id}"));
         let appended = self
@@ -255,7 +261,7 @@ impl Tournaments {
         // The stored creation is the truth (a retry may have stored another
         // seed): fold what is stored.
         let stored = self.store.read_game(&stream, 1).map_err(store_error)?;
-        held = fold(id, &stored).map_err(ApiError::Corrupt)?;
+        let held = fold(id, &stored).map_err(ApiError::Corrupt)?;
         self.held
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
