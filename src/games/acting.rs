@@ -18,6 +18,10 @@ use super::cache::Cache;
 use super::stored::{Loaded, engine_event, new_event};
 use super::timekeeper::{Deadline, DeadlineSender};
 use super::{Games, Outcome, auth, store_error};
+
+/// How often a server-made action is decided again when another action
+/// reached the disk first (5 ms apart): a group commit takes far less.
+const STALE_RETRIES: u32 = 200;
 use crate::api::status::ApiError;
 use crate::api::version;
 
@@ -232,6 +236,12 @@ impl Games {
         if let Some(first) = self.store.find_request(id, request_id).map_err(store_error)? {
             return Ok(Acting::Retried { first, asked });
         }
+        // A client may act on a version it was sent before the cache has it.
+        let loaded = if expected_version > loaded.version {
+            self.load_fresh(id)?
+        } else {
+            loaded
+        };
         if expected_version != loaded.version {
             return Err(self.stale(id, seat, expected_version, loaded.version));
         }
@@ -379,12 +389,27 @@ impl Games {
     /// is nothing to do (the game is over, or the seat is out already).
     /// Its request id names the seat, so that it is stored once.
     pub fn resign_for(&self, id: &GameId, seat: Seat) -> Result<Option<Box<ActInFlight>>, ApiError> {
-        let loaded = self.load(id)?;
+        // Another seat's action may be on its way to the disk: it changes
+        // the version this one is decided on, so decide again once it is.
+        let mut attempts = 0;
+        loop {
+            match self.try_resign_for(id, seat) {
+                Err(ApiError::StaleVersion { .. }) if attempts < STALE_RETRIES => {
+                    attempts += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                }
+                outcome => return outcome,
+            }
+        }
+    }
+
+    fn try_resign_for(&self, id: &GameId, seat: Seat) -> Result<Option<Box<ActInFlight>>, ApiError> {
+        let runtime = runtime()?;
+        let _deciding = self.deciding(id);
+        let loaded = self.load_fresh(id)?;
         if loaded.game.is_finished() || loaded.game.out_reason(seat).is_some() {
             return Ok(None);
         }
-        let runtime = runtime()?;
-        let _deciding = self.deciding(id);
         let request_id = server_request("withdrawn", u64::from(seat.0))?;
         if self
             .store

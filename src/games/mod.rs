@@ -241,6 +241,16 @@ impl Games {
         Ok(loaded)
     }
 
+    /// The game at the store's last durable version, cached. What deciding
+    /// needs: an append is published (and clients may act on it) as soon
+    /// as it is durable, but the cache holds it only once its settling has
+    /// run, which may come a moment later.
+    pub fn load_fresh(&self, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
+        let loaded = self.current(id)?;
+        self.cache.put(id, loaded.clone());
+        Ok(loaded)
+    }
+
     /// The game now, from the cache if it holds the store's last version,
     /// else folded from the store; either way without touching the cache,
     /// so that reads of many games (listings, exports, replays) never push

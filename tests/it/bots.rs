@@ -83,6 +83,9 @@ pub struct Played {
     pub ended: std::sync::Mutex<HashSet<String>>,
     /// Rounds that seated the player, as the stream told (tournament, round).
     pub rounds: std::sync::Mutex<Vec<(String, u32)>>,
+    /// Set once the bot's stream is open: what happens after it reaches
+    /// the bot.
+    pub listening: tokio::sync::Notify,
 }
 
 /// How a bot behaves.
@@ -115,6 +118,7 @@ pub async fn run_bot(url: String, key: String, behaviour: Behaviour, played: Arc
             .await
             .unwrap()
             .into_inner();
+        played.listening.notify_one();
         while let Some(message) = stream.next().await {
             let message = message.unwrap();
             if !message.snapshot {

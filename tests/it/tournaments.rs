@@ -66,6 +66,10 @@ async fn start_bots(
         names.push(name);
         played.push(record);
     }
+    // Rounds are told to the streams open when they are paired.
+    for record in &played {
+        record.listening.notified().await;
+    }
     (names, played, tasks)
 }
 
@@ -192,7 +196,12 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
             }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert_eq!(record.rounds.lock().unwrap().len(), expected, "{name}");
+        assert_eq!(
+            record.rounds.lock().unwrap().len(),
+            expected,
+            "{name}: {:?}",
+            record.rounds.lock().unwrap()
+        );
     }
     // The seed is revealed at the end, and commits as promised.
     assert_eq!(tournament.seed.len(), 64);
