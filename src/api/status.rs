@@ -58,6 +58,12 @@ pub enum ApiError {
         "games/{0} is still running: only a finished game can be archived (its seed is sealed until it ends)"
     )]
     GameNotFinished(String),
+    /// A duplicate-bag game read by someone outside its seats while its
+    /// tournament round runs: it would show other tables their tiles.
+    #[error(
+        "games/{0} draws the same tiles as other tables of its tournament round: only its players may see it until the round is over"
+    )]
+    Sealed(String),
     /// The pending decision's deadline passed before the action could be
     /// stored: the server stored the timeout instead (T-4, T-5).
     #[error(
@@ -162,6 +168,7 @@ impl ApiError {
             ApiError::WrongDecision(_) => (Code::FailedPrecondition, "WRONG_DECISION"),
             ApiError::GameFinished => (Code::FailedPrecondition, "GAME_FINISHED"),
             ApiError::GameNotFinished(_) => (Code::FailedPrecondition, "GAME_NOT_FINISHED"),
+            ApiError::Sealed(_) => (Code::FailedPrecondition, "GAME_SEALED"),
             ApiError::OutOfTime { .. } => (Code::FailedPrecondition, "OUT_OF_TIME"),
             ApiError::StaleVersion { .. } => (Code::Aborted, "STALE_VERSION"),
             ApiError::MissingToken => (Code::Unauthenticated, "MISSING_TOKEN"),

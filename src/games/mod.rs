@@ -87,6 +87,9 @@ pub struct NewGame {
     pub rated: bool,
     /// The tournament the game belongs to.
     pub tournament: Option<String>,
+    /// Its bag is shared with other games still running: see
+    /// [`Opened::sealed`].
+    pub sealed: bool,
 }
 
 impl NewGame {
@@ -98,6 +101,7 @@ impl NewGame {
             accounts: Vec::new(),
             rated: false,
             tournament: None,
+            sealed: false,
         }
     }
 }
@@ -107,6 +111,13 @@ impl NewGame {
 pub struct Account {
     pub name: String,
     pub key_hash: auth::TokenHash,
+}
+
+/// Says when a sealed game ([`Opened::sealed`]) may be seen by everyone:
+/// what runs the game's tournament knows.
+pub trait Seals: Send + Sync {
+    /// Whether the round of game `game` of tournament `tournament` is over.
+    fn lifted(&self, tournament: &str, game: &GameId) -> bool;
 }
 
 /// The most games one filtered ListGames call reads (see [`Games::list`]).
@@ -125,6 +136,9 @@ pub struct Games {
     /// Where every new version's deadline goes: the timekeeper, once it
     /// runs ([`Games::keep_time`]).
     deadlines: std::sync::OnceLock<DeadlineSender>,
+    /// Who lifts seals: the tournaments, once they run (held weakly: they
+    /// hold the games). Until then every sealed game stays sealed.
+    seals: std::sync::OnceLock<std::sync::Weak<dyn Seals>>,
 }
 
 impl Games {
@@ -135,6 +149,7 @@ impl Games {
             folds: AtomicU64::new(0),
             deciding: std::array::from_fn(|_| Mutex::new(())),
             deadlines: std::sync::OnceLock::new(),
+            seals: std::sync::OnceLock::new(),
         }
     }
 
@@ -151,6 +166,27 @@ impl Games {
         if let Some(deadlines) = self.deadlines.get() {
             let _ = deadlines.send(Deadline::of(id, loaded));
         }
+    }
+
+    /// Tells the games who lifts seals; once.
+    pub fn lift_seals_with(&self, seals: std::sync::Weak<dyn Seals>) {
+        let _ = self.seals.set(seals);
+    }
+
+    /// Whether game `id` (as `loaded`) is sealed now to everyone but its
+    /// seats: it shares its bag with games of its tournament round that
+    /// may still be running. Any doubt keeps it sealed.
+    pub fn sealed(&self, id: &GameId, loaded: &Loaded) -> bool {
+        if !loaded.opened.sealed {
+            return false;
+        }
+        let lifted = loaded.opened.tournament.as_deref().is_some_and(|tournament| {
+            self.seals
+                .get()
+                .and_then(std::sync::Weak::upgrade)
+                .is_some_and(|seals| seals.lifted(tournament, id))
+        });
+        !lifted
     }
 
     fn deciding(&self, id: &GameId) -> MutexGuard<'_, ()> {
@@ -204,6 +240,7 @@ impl Games {
             },
             rated: new.rated,
             tournament: new.tournament,
+            sealed: new.sealed,
         };
         let mut game = Game::new(setup.clone());
         let mut events = vec![Event::Created(setup)];

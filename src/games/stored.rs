@@ -28,6 +28,10 @@ pub struct Opened {
     pub rated: bool,
     /// The tournament the game belongs to.
     pub tournament: Option<String>,
+    /// The game draws the same tiles as other games of its tournament
+    /// round (duplicate bags): nobody but its seats may see it until the
+    /// tournament says the round is over ([`crate::games::Games::sealed`]).
+    pub sealed: bool,
 }
 
 impl Opened {
@@ -35,7 +39,7 @@ impl Opened {
     /// Format 2 (a game with registered players, rated, or of a
     /// tournament) goes on after the hashes with, per seat, the length of
     /// its player's name (`u8`, 0 for a guest) and the name; then flags
-    /// (`u8`, bit 0: rated); then the tournament id's length (`u8`) and the
+    /// (`u8`, bit 0: rated, bit 1: sealed); then the tournament id's length (`u8`) and the
     /// id. A game with none of those is written in format 1.
     pub fn encode(&self) -> Vec<u8> {
         let extended = self.accounts.iter().any(Option::is_some) || self.rated || self.tournament.is_some();
@@ -51,7 +55,7 @@ impl Opened {
                 out.push(name.len() as u8);
                 out.extend(name.as_bytes());
             }
-            out.push(u8::from(self.rated));
+            out.push(u8::from(self.rated) | u8::from(self.sealed) << 1);
             let tournament = self.tournament.as_deref().unwrap_or_default();
             out.push(tournament.len() as u8);
             out.extend(tournament.as_bytes());
@@ -93,10 +97,11 @@ impl Opened {
                 })
                 .collect::<Result<_, _>>()?;
             let flags = reader.byte("flags")?;
-            if flags > 1 {
+            if flags > 0b11 {
                 return Err(format!("unknown flags {flags:#x}"));
             }
-            opened.rated = flags == 1;
+            opened.rated = flags & 1 != 0;
+            opened.sealed = flags & 0b10 != 0;
             let tournament = reader.text("the tournament")?;
             opened.tournament = (!tournament.is_empty()).then_some(tournament);
         }

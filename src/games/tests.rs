@@ -51,3 +51,34 @@ fn a_filtered_listing_reads_at_most_its_scan_limit_per_call() {
     assert_eq!(names, ["zz-finished"]);
     assert_eq!(token, None);
 }
+
+#[test]
+fn an_opening_reads_back_as_written_in_either_format_and_unknown_flags_are_refused() {
+    use super::stored::Opened;
+    let guests = Opened {
+        token_hashes: vec![[1; 32], [2; 32]],
+        spectator_delay: 3,
+        ..Opened::default()
+    };
+    let tournament = Opened {
+        accounts: vec![Some("Ada".to_owned()), None],
+        rated: true,
+        tournament: Some("t0123".to_owned()),
+        sealed: true,
+        ..guests.clone()
+    };
+    let sealed_only = Opened {
+        rated: false,
+        ..tournament.clone()
+    };
+    for opened in [&guests, &tournament, &sealed_only] {
+        assert_eq!(Opened::decode(&opened.encode()).as_ref(), Ok(opened));
+    }
+    assert_eq!(guests.encode()[0], 1, "a game of guests keeps format 1");
+    let mut unknown = tournament.encode();
+    // The flags byte comes before the tournament's id (length, 5 bytes).
+    let flags = unknown.len() - 7;
+    assert_eq!(unknown[flags], 0b11);
+    unknown[flags] = 0b111;
+    assert!(Opened::decode(&unknown).unwrap_err().contains("unknown flags"));
+}

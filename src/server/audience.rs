@@ -1,6 +1,8 @@
 //! Who is asking, and so how much of a game they may see: a player (a
 //! seat's token in the metadata) sees a game as it is; a spectator sees a
-//! running game `spectator_delay` events behind. (The terminal program
+//! running game `spectator_delay` events behind, and nothing of a sealed
+//! game (a duplicate-bag tournament game whose round runs) but that it
+//! exists: the server-wide stream's notices and the tournament's view. (The terminal program
 //! that shows games is `crate::viewer`; this is the server's check.)
 
 use std::sync::Arc;
@@ -19,9 +21,17 @@ pub enum Audience {
 }
 
 impl Audience {
-    /// The audience a token makes; a token that is no seat's is refused.
-    pub fn of(token: Option<&str>, loaded: &Loaded) -> Result<Audience, ApiError> {
+    /// The audience a token makes for game `id` (as `loaded`): a token
+    /// that is no seat's is refused, and so is a spectator of a sealed
+    /// game (`Games::sealed`). Every read of a game asks here first.
+    pub fn of(
+        games: &Games,
+        id: &GameId,
+        token: Option<&str>,
+        loaded: &Loaded,
+    ) -> Result<Audience, ApiError> {
         match token {
+            None if games.sealed(id, loaded) => Err(ApiError::Sealed(id.to_string())),
             None => Ok(Audience::Spectator),
             Some(token) => auth::seat_of(token, &loaded.opened.token_hashes)
                 .map(Audience::Player)
@@ -102,7 +112,7 @@ pub fn at_version(
     // Fresh from the store (`current`): a watcher may have seen an event
     // the cache does not hold yet.
     let now = games.current(id)?;
-    let visible = visible_version(Audience::of(token, &now)?, &now);
+    let visible = visible_version(Audience::of(games, id, token, &now)?, &now);
     let seq = seq.unwrap_or(visible);
     within_visible("version", seq, visible)?;
     let public = seq <= visible_version(Audience::Spectator, &now);

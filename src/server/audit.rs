@@ -30,7 +30,7 @@ pub fn export(
     // durable event.
     let now = games.current(id)?;
     let finished = now.game.is_finished();
-    let visible = audience::visible_version(Audience::of(token, &now)?, &now);
+    let visible = audience::visible_version(Audience::of(games, id, token, &now)?, &now);
     let stored = games.store().read_game(id, 1).map_err(store_error)?;
     // Event 2 is the creation: its time is the record's `created_at`.
     let events =

@@ -179,7 +179,7 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
 /// once it is over), `spectator_delay` events behind for spectators.
 fn visible_game(games: &Games, id: &GameId, token: Option<&str>) -> Result<Arc<Loaded>, ApiError> {
     let now = games.load(id)?;
-    let audience = Audience::of(token, &now)?;
+    let audience = Audience::of(games, id, token, &now)?;
     audience::visible_game(games, id, audience, now)
 }
 
@@ -223,6 +223,7 @@ impl proto::game_service_server::GameService for GameService {
             accounts,
             rated: r.rated,
             tournament: None,
+            sealed: false,
         };
         let (permit, games) = (self.permit()?, self.games.clone());
         let key = request_id.as_str().to_owned();
@@ -292,18 +293,18 @@ impl proto::game_service_server::GameService for GameService {
             proto::GameStatus::Finished => Some(true),
         };
         // A listing is a spectator's view: every game as GetGame without a
-        // token shows it.
+        // token shows it, and none that it refuses (sealed).
         let (games, next) = self
             .blocking(move |games| {
                 let (found, next) = games.list(finished, page_size, token.as_deref())?;
-                let visible = found
-                    .into_iter()
-                    .map(|now| {
-                        let id = GameId::new(now.info.id.clone())
-                            .map_err(|e| ApiError::Internal(format!("a stored game's id: {e}")))?;
-                        audience::visible_game(games, &id, Audience::Spectator, now)
-                    })
-                    .collect::<Result<Vec<_>, ApiError>>()?;
+                let mut visible = Vec::with_capacity(found.len());
+                for now in found {
+                    let id = GameId::new(now.info.id.clone())
+                        .map_err(|e| ApiError::Internal(format!("a stored game's id: {e}")))?;
+                    if !games.sealed(&id, &now) {
+                        visible.push(audience::visible_game(games, &id, Audience::Spectator, now)?);
+                    }
+                }
                 Ok((visible, next))
             })
             .await?;

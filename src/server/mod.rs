@@ -260,6 +260,8 @@ pub async fn serve_with_ready(
         crate::tournaments::Tournaments::open(store.clone(), games.clone(), players.clone())
             .map_err(competition)?,
     );
+    let seals: Arc<dyn crate::games::Seals> = tournaments.clone();
+    games.lift_seals_with(Arc::downgrade(&seals));
     let recorder = Arc::new(crate::recorder::Recorder {
         games: games.clone(),
         seats: seats.clone(),

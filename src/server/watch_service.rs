@@ -129,7 +129,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let (games, feeds) = (self.games.clone(), self.feeds.clone());
         let (live, catch_up, audience) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let loaded = games.load(&id)?;
-            let audience = Audience::of(token.as_deref(), &loaded)?;
+            let audience = Audience::of(&games, &id, token.as_deref(), &loaded)?;
             // Join the feed before reading, so that nothing falls between
             // the two.
             let live = feeds.join(&id, &loaded);
@@ -179,7 +179,7 @@ impl proto::watch_service_server::WatchService for WatchService {
         let games = self.games.clone();
         let plan = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let now = games.current(&id)?;
-            let visible = audience::visible_version(Audience::of(token.as_deref(), &now)?, &now);
+            let visible = audience::visible_version(Audience::of(&games, &id, token.as_deref(), &now)?, &now);
             let to = to.unwrap_or(visible);
             if to > visible || from > to {
                 return Err(ApiError::InvalidArgument {

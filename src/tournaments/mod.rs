@@ -103,6 +103,23 @@ fn to_batch(events: &[TournamentEvent]) -> Vec<NewEvent> {
         .collect()
 }
 
+/// A duplicate-bag game is sealed until its round is over: every game of
+/// the round has its result (the tournament has paired the next round, or
+/// finished). Before that, a table that is ahead would show another table
+/// its coming tiles.
+impl crate::games::Seals for Tournaments {
+    fn lifted(&self, tournament: &str, game: &GameId) -> bool {
+        let Ok(entry) = self.entry(tournament) else {
+            return false;
+        };
+        let held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+        let tournament = &held.tournament;
+        tournament
+            .game(game.as_str())
+            .is_some_and(|scheduled| tournament.is_finished() || scheduled.round < tournament.round())
+    }
+}
+
 /// Lets the resignations that `drive` made settle on their own: each ends
 /// a game, whose end drives the tournament again.
 pub fn settle_in_background(games: &Arc<Games>, resignations: Vec<Box<crate::games::ActInFlight>>) {
@@ -397,6 +414,7 @@ impl Tournaments {
                 accounts,
                 rated: tournament.spec().rated,
                 tournament: Some(id.to_owned()),
+                sealed: tournament.spec().duplicate_bags,
             };
             match self.games.create(&game_id, &request, new) {
                 Ok(_) | Err(ApiError::AlreadyExists(_)) => {}

@@ -13,6 +13,7 @@ mod http;
 mod pictures;
 mod players;
 mod reads;
+mod sealed;
 mod secrecy;
 mod server;
 mod storage;
