@@ -202,3 +202,158 @@ async fn no_response_or_log_line_shows_the_seed_or_the_coming_draws() {
         "the secret key's bytes in the logs"
     );
 }
+
+/// The files under `dir`, read whole.
+fn files_under(dir: &std::path::Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            found.extend(files_under(&path));
+        } else if let Ok(bytes) = std::fs::read(&path) {
+            found.push((path, bytes));
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_answer_log_or_stored_byte_shows_a_key_or_a_running_tournaments_seed() {
+    use carcassonne::players::Registration;
+
+    use crate::bots::{
+        ADMIN_KEY, Behaviour, Played, organiser, players_client, register, run_bot, tournaments_client,
+    };
+    use crate::support::with_token;
+
+    let logs = captured_logs();
+    let (server, dir) = crate::bots::league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut keys = vec![boss.clone()];
+    let mut names = Vec::new();
+    let mut tasks = Vec::new();
+    for i in 0..4 {
+        let name = format!("Keeper{i}");
+        let key = register(&server, &name).await;
+        let played = Arc::new(Played::default());
+        tasks.push(tokio::spawn(run_bot(
+            server.url(),
+            key.clone(),
+            Behaviour {
+                choice: i,
+                ..Behaviour::default()
+            },
+            played.clone(),
+        )));
+        played.listening.notified().await;
+        keys.push(key);
+        names.push(name);
+    }
+    let mut tournaments = tournaments_client(&server).await;
+    let mut players = players_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        rounds: 2,
+        rated: true,
+        ..crate::tournaments::tournament_request("secrecy-of-keys-01", &names)
+    };
+    let created = tournaments
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner();
+    let name = created.tournament.clone().unwrap().name;
+    // What anyone can read while it runs.
+    let mut running: Vec<String> = vec![format!("{created:?}")];
+    let tournament = tournaments
+        .get_tournament(proto::GetTournamentRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    running.push(format!("{tournament:?}"));
+    let standings = tournaments
+        .get_standings(proto::GetStandingsRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    running.push(format!("{standings:?}"));
+    let list = tournaments
+        .list_tournaments(proto::ListTournamentsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    running.push(format!("{list:?}"));
+    let end = crate::tournaments::finish(&server, &name, std::time::Duration::from_secs(120)).await;
+    let seed = end.tournament.clone().unwrap().seed;
+    assert_eq!(seed.len(), 64, "the seed is revealed at the end");
+    for text in &running {
+        assert!(!text.contains(&seed), "a running tournament's seed in an answer");
+    }
+
+    // After it: every answer about players and the tournament.
+    let mut answers = running;
+    answers.push(format!("{end:?}"));
+    for player in names.iter().chain(["Organiser".to_owned()].iter()) {
+        let got = players
+            .get_player(proto::GetPlayerRequest {
+                name: format!("players/{player}"),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        answers.push(format!("{got:?}"));
+        let history = players
+            .get_rating_history(proto::GetRatingHistoryRequest {
+                name: format!("players/{player}"),
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        answers.push(format!("{history:?}"));
+    }
+    let board = players
+        .get_leaderboard(proto::GetLeaderboardRequest {
+            pool: proto::RatingPool::Duel as i32,
+            limit: 10,
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    answers.push(format!("{board:?}"));
+    let mut archive = tournaments
+        .export_tournament_archive(proto::ExportTournamentArchiveRequest { name: name.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    use tokio_stream::StreamExt as _;
+    while let Some(chunk) = archive.next().await {
+        answers.push(String::from_utf8_lossy(&chunk.unwrap().chunk).into_owned());
+    }
+    for task in tasks {
+        task.abort();
+    }
+    server.stop().await;
+
+    let logged = String::from_utf8_lossy(&logs.lock().unwrap()).into_owned();
+    assert!(logged.contains("Keeper0"), "the logs were not captured");
+    let stored = files_under(dir.path());
+    // The scan sees what is stored as written: the players' names are.
+    assert!(
+        stored
+            .iter()
+            .any(|(_, bytes)| bytes.windows(7).any(|w| w == b"Keeper0")),
+        "the stored bytes are not readable as written"
+    );
+    for key in keys.iter().map(String::as_str).chain([ADMIN_KEY]) {
+        assert!(!logged.contains(key), "a key in the logs");
+        for text in &answers {
+            assert!(!text.contains(key), "a key in an answer");
+        }
+        for (path, bytes) in &stored {
+            assert!(
+                !bytes.windows(key.len()).any(|w| w == key.as_bytes()),
+                "a key stored in {}",
+                path.display()
+            );
+        }
+    }
+}
