@@ -18,6 +18,7 @@ mod server;
 mod storage;
 mod support;
 mod timed_records;
+mod tournament_archive;
 mod tournaments;
 mod viewer;
 mod watch;

@@ -16,7 +16,7 @@ use crate::bots::{self, Behaviour, Played, league_server, organiser, register, t
 use crate::support::{TestServer, reason, with_token};
 
 /// Every game with a clock: a decision not made in 2 s forfeits the seat.
-fn fast_clock() -> proto::TimeControl {
+pub fn fast_clock() -> proto::TimeControl {
     proto::TimeControl {
         decision_ms: 2_000,
         on_timeout: proto::TimeoutRule::Forfeit as i32,
@@ -24,7 +24,7 @@ fn fast_clock() -> proto::TimeControl {
     }
 }
 
-fn tournament_request(request_id: &str, names: &[String]) -> proto::CreateTournamentRequest {
+pub fn tournament_request(request_id: &str, names: &[String]) -> proto::CreateTournamentRequest {
     proto::CreateTournamentRequest {
         request_id: request_id.to_owned(),
         title: "Test open".to_owned(),
@@ -40,7 +40,7 @@ fn tournament_request(request_id: &str, names: &[String]) -> proto::CreateTourna
 
 /// Registers `n` bots, starts them, and returns their names and what they
 /// do; `crash`: bot number `.0` stops for good after `.1` actions.
-async fn start_bots(
+pub async fn start_bots(
     server: &TestServer,
     n: usize,
     crash: Option<(usize, usize)>,
@@ -74,7 +74,7 @@ async fn start_bots(
 }
 
 /// Follows a tournament's stream to its end; returns its last message.
-async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
+pub async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
     let mut client = tournaments_client(server).await;
     let mut stream = client
         .watch_tournament(proto::WatchTournamentRequest {
