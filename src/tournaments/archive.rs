@@ -5,6 +5,7 @@
 //! the rating changes it led to. `crate::audit::tournament` checks them.
 
 use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
+use carcassonne_competition::GameResult;
 use carcassonne_store::GameId;
 
 use super::view::{standings_view, tournament_view};
@@ -82,7 +83,19 @@ pub fn archive(games: &Games, held: &Held, key: &SigningKey) -> Result<Vec<u8>, 
         builder.add(RATING_EVENTS, json(&log)?).map_err(failed)?;
         // Each participant's changes in the tournament's games, as
         // GetRatingHistory shows them: what an audit recomputes.
-        let (ratings, _) = crate::ratings::fold(&events[..last]).map_err(ApiError::Corrupt)?;
+        let (ratings, rated) = crate::ratings::fold(&events[..last]).map_err(ApiError::Corrupt)?;
+        // A game's rating is stored before its result drives the
+        // tournament, but another game's end may drive it first: until
+        // every ranked game is rated, the archive would not audit.
+        if let Some(game) = tournament
+            .games()
+            .find(|g| matches!(g.result, Some(GameResult::Ranked { .. })) && !rated.contains(&g.id))
+        {
+            return Err(ApiError::TournamentState(format!(
+                "tournaments/{id}: the rating of game {} is still being stored; ask again in a moment",
+                game.id
+            )));
+        }
         let changes = crate::ratings::changes_in(&ratings, &tournament.spec().participants, &archived);
         builder.add(RATING_CHANGES, json(&changes)?).map_err(failed)?;
     }

@@ -57,8 +57,8 @@ async fn played(
     let tournament = end.tournament.unwrap();
     if tournament.rated {
         // A game's rating is stored before its result drives the
-        // tournament, but another game's end may drive it first: wait for
-        // every game's rating before exporting.
+        // tournament, but another game's end may drive it first, and the
+        // archive is refused until every game is rated: wait for them.
         let games: usize = tournament
             .paired_rounds
             .iter()
