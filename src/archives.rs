@@ -15,8 +15,9 @@ use crate::cli::{INVALID, emit};
 
 #[derive(clap::Args)]
 pub struct AuditArgs {
-    /// The archive (a `.tar` from ExportGameArchive or
-    /// `GET /api/games/{id}/archive`); `-` reads standard input.
+    /// The archive (a `.tar` from ExportGameArchive,
+    /// `GET /api/games/{id}/archive` or ExportTournamentArchive); `-` reads
+    /// standard input.
     archive: String,
     /// The server's public key, 64 hex digits, or a file holding them (as
     /// `carcassonne public-key` prints them): the archive must be signed by

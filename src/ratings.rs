@@ -7,11 +7,12 @@
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use carcassonne_competition::{PlayerName, RATINGS_SCHEMA, RatingEvent, Ratings};
+use carcassonne_competition::{PlayerName, Pool, RATINGS_SCHEMA, Rating, RatingChange, RatingEvent, Ratings};
 use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError};
 
 use crate::api::status::ApiError;
 use crate::games::store_error;
+use crate::proto;
 
 /// The stream that holds the rated results.
 pub const RATINGS_STREAM: &str = "@ratings";
@@ -52,6 +53,61 @@ pub fn fold(stored: &[carcassonne_store::StoredEvent]) -> Result<(Ratings, HashS
         ratings.apply(&decoded);
     }
     Ok((ratings, rated))
+}
+
+/// A rating as the API shows it.
+pub fn rating_view(rating: Rating) -> proto::Rating {
+    proto::Rating {
+        value: rating.value,
+        deviation: rating.deviation,
+        games: rating.games,
+    }
+}
+
+/// A pool as the API names it.
+pub fn pool_view(pool: Pool) -> proto::RatingPool {
+    match pool {
+        Pool::Duel => proto::RatingPool::Duel,
+        Pool::Multiplayer => proto::RatingPool::Multiplayer,
+    }
+}
+
+/// One rated game's change of a player's rating, as GetRatingHistory
+/// shows it.
+pub fn change_view(change: &RatingChange) -> proto::RatingChange {
+    proto::RatingChange {
+        game: format!("games/{}", change.game),
+        pool: pool_view(change.pool) as i32,
+        before: Some(rating_view(change.before)),
+        after: Some(rating_view(change.after)),
+    }
+}
+
+/// A player's rating changes in some games, as GetRatingHistory shows
+/// them: the entries of a tournament archive's `ratings/changes.json`.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PlayerChanges {
+    /// `players/{name}`.
+    pub player: String,
+    /// Oldest first.
+    pub changes: Vec<proto::RatingChange>,
+}
+
+/// The changes of each of `players` (in their order) in the games `games`,
+/// as `ratings` folded them.
+pub fn changes_in(ratings: &Ratings, players: &[PlayerName], games: &HashSet<String>) -> Vec<PlayerChanges> {
+    players
+        .iter()
+        .map(|player| PlayerChanges {
+            player: format!("players/{player}"),
+            changes: ratings
+                .history(player)
+                .iter()
+                .filter(|change| games.contains(&change.game))
+                .map(change_view)
+                .collect(),
+        })
+        .collect()
 }
 
 impl RatingBook {

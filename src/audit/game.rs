@@ -3,10 +3,11 @@
 
 use carcassonne_archive::Archive;
 use carcassonne_engine::record::Record;
-use carcassonne_engine::{Ending, Game};
+use carcassonne_engine::{Ending, Game, Seed};
 use carcassonne_store::GameId;
 
 use super::{At, Checks, Finding};
+use crate::games::stored::Opened;
 use crate::proto;
 use crate::server::audit::{self as checks, Problem};
 
@@ -47,8 +48,14 @@ impl GamePaths {
 pub struct AuditedGame {
     /// Its record (the event log's, which the record equals).
     pub record: Record,
-    /// The game at its end: scores, ending and ranking.
+    /// The event log's game at its end: scores, ending and ranking.
     pub game: Game,
+    /// The server's opening of the game: its seats' players, whether it
+    /// is rated, its tournament.
+    pub opened: Opened,
+    /// The creation's seed, which the revealed one and the commitment
+    /// match.
+    pub seed: Seed,
 }
 
 /// The audit of an archive of kind `game`: the game `subject`, and no file
@@ -133,6 +140,9 @@ pub fn audit_game(archive: &Archive, id: &str, checks: &mut Checks) -> Result<Au
     );
     checks::check_revealed_seed(&loaded, seed).map_err(|p| log_finding(&paths.seed, p))?;
     checks.pass(&paths.seed, "the creation's seed: it hashes to the commitment");
+    let Some(seed) = loaded.game.setup().seed else {
+        return Err(Finding::file(Some(&paths.events), "the creation has no seed"));
+    };
 
     // The log's record, and the record against it.
     let log = checks::log_record(&loaded, &stored).map_err(|p| log_finding(&paths.events, p))?;
@@ -143,7 +153,9 @@ pub fn audit_game(archive: &Archive, id: &str, checks: &mut Checks) -> Result<Au
     );
     Ok(AuditedGame {
         record,
-        game: replay.game,
+        seed,
+        opened: loaded.opened,
+        game: loaded.game,
     })
 }
 
@@ -158,7 +170,7 @@ fn hex_line<'a>(path: &str, text: &'a str) -> Result<&'a str, Finding> {
 }
 
 /// `1 turn`, `2 turns`.
-fn counted(n: usize, word: &str) -> String {
+pub(crate) fn counted(n: usize, word: &str) -> String {
     if n == 1 {
         format!("1 {word}")
     } else {
@@ -181,7 +193,7 @@ fn record_finding(path: &str, p: Problem) -> Finding {
 }
 
 /// A problem in an event log: at its event, when it has one.
-fn log_finding(path: &str, p: Problem) -> Finding {
+pub(crate) fn log_finding(path: &str, p: Problem) -> Finding {
     Finding {
         file: Some(path.to_owned()),
         at: u64::try_from(p.at).ok().filter(|&seq| seq > 0).map(At::Event),

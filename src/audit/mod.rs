@@ -7,7 +7,9 @@
 //! very checks of VerifyGame (`server::audit`: the record replayed, the
 //! event log's hash chain, the rules and the draws at the stored times,
 //! the seed against its commitment, the record against the log), a
-//! tournament's (not yet: [`tournament::audit`]). Every check that holds
+//! tournament's with those of each of its games and of what the games add
+//! up to: results, pairings, standings, ratings ([`tournament::audit`]).
+//! Every check that holds
 //! is a [`Passed`] line; the first that does not is the [`Finding`] of
 //! the [`AuditFailure`], naming its file, and its event or turn.
 

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use carcassonne_competition::{Pool, Rating};
+use carcassonne_competition::Pool;
 use tonic::{Request, Response, Status};
 
 use super::player_stream;
@@ -13,7 +13,7 @@ use crate::games::Games;
 use crate::players::seats::Seats;
 use crate::players::{Players, parse_name};
 use crate::proto;
-use crate::ratings::RatingBook;
+use crate::ratings::{RatingBook, change_view, rating_view};
 
 pub struct PlayerService {
     pub games: Arc<Games>,
@@ -21,21 +21,6 @@ pub struct PlayerService {
     pub seats: Arc<Seats>,
     pub ratings: Arc<RatingBook>,
     pub stopping: tokio::sync::watch::Receiver<bool>,
-}
-
-fn rating(rating: Rating) -> proto::Rating {
-    proto::Rating {
-        value: rating.value,
-        deviation: rating.deviation,
-        games: rating.games,
-    }
-}
-
-fn pool_of(pool: Pool) -> proto::RatingPool {
-    match pool {
-        Pool::Duel => proto::RatingPool::Duel,
-        Pool::Multiplayer => proto::RatingPool::Multiplayer,
-    }
 }
 
 impl PlayerService {
@@ -49,8 +34,8 @@ impl PlayerService {
         proto::RegisteredPlayer {
             name: format!("players/{}", record.name),
             organiser: record.organiser,
-            duel_rating: duel.map(rating),
-            multiplayer_rating: multiplayer.map(rating),
+            duel_rating: duel.map(rating_view),
+            multiplayer_rating: multiplayer.map(rating_view),
         }
     }
 }
@@ -157,7 +142,7 @@ impl proto::player_service_server::PlayerService for PlayerService {
                 .map(|(i, (name, value))| proto::LeaderboardEntry {
                     rank: i as u32 + 1,
                     player: format!("players/{name}"),
-                    rating: Some(rating(value)),
+                    rating: Some(rating_view(value)),
                 })
                 .collect()
         });
@@ -173,12 +158,7 @@ impl proto::player_service_server::PlayerService for PlayerService {
         let changes = self.ratings.read(|r| {
             r.history(&name)
                 .into_iter()
-                .map(|change| proto::RatingChange {
-                    game: format!("games/{}", change.game),
-                    pool: pool_of(change.pool) as i32,
-                    before: Some(rating(change.before)),
-                    after: Some(rating(change.after)),
-                })
+                .map(|change| change_view(&change))
                 .collect()
         });
         Ok(Response::new(proto::GetRatingHistoryResponse { changes }))

@@ -1,9 +1,11 @@
 //! A finished tournament's signed archive: every game's files (as a single
 //! game's archive holds them), the tournament's own event log with its
 //! hash chain, the tournament and its standings as the API shows them,
-//! and for a rated tournament the ratings stream up to its last game.
+//! and for a rated tournament the ratings stream up to its last game with
+//! the rating changes it led to. `crate::audit::tournament` checks them.
 
 use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
+use carcassonne_competition::GameResult;
 use carcassonne_store::GameId;
 
 use super::view::{standings_view, tournament_view};
@@ -18,6 +20,7 @@ pub const EVENTS: &str = "tournament/events.json";
 pub const TOURNAMENT: &str = "tournament/tournament.json";
 pub const STANDINGS: &str = "tournament/standings.json";
 pub const RATING_EVENTS: &str = "ratings/events.json";
+pub const RATING_CHANGES: &str = "ratings/changes.json";
 
 fn json<T: serde::Serialize>(value: &T) -> Result<Vec<u8>, ApiError> {
     let mut bytes =
@@ -48,7 +51,7 @@ pub fn archive(games: &Games, held: &Held, key: &SigningKey) -> Result<Vec<u8>, 
     builder
         .add(STANDINGS, json(&standings_view(held))?)
         .map_err(failed)?;
-    let mut rated = std::collections::HashSet::new();
+    let mut archived = std::collections::HashSet::new();
     for game in tournament.games() {
         let game_id = GameId::new(game.id.clone()).map_err(|e| ApiError::Corrupt(e.to_string()))?;
         // An aborted game never started may have no stream: nothing to hold.
@@ -58,7 +61,7 @@ pub fn archive(games: &Games, held: &Held, key: &SigningKey) -> Result<Vec<u8>, 
         for (path, bytes) in game_files(games, &game_id)? {
             builder.add(path, bytes).map_err(failed)?;
         }
-        rated.insert(game.id.clone());
+        archived.insert(game.id.clone());
     }
     if tournament.spec().rated {
         let ratings = GameId::new(RATINGS_STREAM).map_err(|e| ApiError::Internal(e.to_string()))?;
@@ -72,12 +75,29 @@ pub fn archive(games: &Games, held: &Held, key: &SigningKey) -> Result<Vec<u8>, 
             .iter()
             .rposition(|e| {
                 carcassonne_competition::RatingEvent::decode(&e.payload).is_ok_and(
-                    |carcassonne_competition::RatingEvent::Rated { game, .. }| rated.contains(&game),
+                    |carcassonne_competition::RatingEvent::Rated { game, .. }| archived.contains(&game),
                 )
             })
             .map_or(0, |i| i + 1);
         let log: Vec<_> = events[..last].iter().map(stored_view).collect();
         builder.add(RATING_EVENTS, json(&log)?).map_err(failed)?;
+        // Each participant's changes in the tournament's games, as
+        // GetRatingHistory shows them: what an audit recomputes.
+        let (ratings, rated) = crate::ratings::fold(&events[..last]).map_err(ApiError::Corrupt)?;
+        // A game's rating is stored before its result drives the
+        // tournament, but another game's end may drive it first: until
+        // every ranked game is rated, the archive would not audit.
+        if let Some(game) = tournament
+            .games()
+            .find(|g| matches!(g.result, Some(GameResult::Ranked { .. })) && !rated.contains(&g.id))
+        {
+            return Err(ApiError::TournamentState(format!(
+                "tournaments/{id}: the rating of game {} is still being stored; ask again in a moment",
+                game.id
+            )));
+        }
+        let changes = crate::ratings::changes_in(&ratings, &tournament.spec().participants, &archived);
+        builder.add(RATING_CHANGES, json(&changes)?).map_err(failed)?;
     }
     builder.sign(key).map_err(failed)
 }

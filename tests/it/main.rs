@@ -19,6 +19,7 @@ mod server;
 mod storage;
 mod support;
 mod timed_records;
+mod tournament_archive;
 mod tournaments;
 mod viewer;
 mod watch;

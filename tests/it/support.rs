@@ -518,8 +518,14 @@ impl Drop for Served {
 /// A log with every hash recomputed, named `name` (moved to another game,
 /// or its events changed): a chain that checks out on its own.
 pub fn rechain(events: &[proto::StoredEvent], name: &str) -> Vec<proto::StoredEvent> {
+    rechain_stream(events, name.strip_prefix("games/").unwrap())
+}
+
+/// The events of the stream `stream` (a game's id, or a server stream's
+/// such as `@ratings`) with every hash computed again.
+pub fn rechain_stream(events: &[proto::StoredEvent], stream: &str) -> Vec<proto::StoredEvent> {
     use carcassonne_store::{Actor, GameId, Hash, RequestId, StoredEvent};
-    let id = GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
+    let id = GameId::new(stream).unwrap();
     let mut previous = Hash::ZERO;
     events
         .iter()

@@ -16,7 +16,7 @@ use crate::bots::{self, Behaviour, Played, league_server, organiser, register, t
 use crate::support::{TestServer, reason, with_token};
 
 /// Every game with a clock: a decision not made in 2 s forfeits the seat.
-fn fast_clock() -> proto::TimeControl {
+pub fn fast_clock() -> proto::TimeControl {
     proto::TimeControl {
         decision_ms: 2_000,
         on_timeout: proto::TimeoutRule::Forfeit as i32,

@@ -177,7 +177,9 @@ impl Spec {
         usize::from(self.table_size.clamp(2, 5))
     }
 
-    pub(crate) fn games_per_match(&self) -> u8 {
+    /// The games each table plays, as the tournament pairs them: at least
+    /// one, even for an unchecked spec.
+    pub fn games_per_match(&self) -> u8 {
         self.games_per_match.max(1)
     }
 }
