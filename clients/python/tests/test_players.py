@@ -187,9 +187,19 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
         legal = decision.legal
         league_client.act(first.name, ada.api_key, legal.version, legal.actions[0])
 
+        # The new stream opens with a snapshot of the decisions pending;
+        # dropped again right after it, it resumes from the position before
+        # the first drop still: a snapshot does not move it.
+        snapshot = next(stream)
+        assert snapshot.snapshot and snapshot.WhichOneof("message") == "decision"
+        assert stream.position == before
+        stream.reconnect()
+
         # After the reconnection: the snapshot's decisions Ada has not
         # seen, then every message after the last position seen, once.
-        seen: list[tuple[str, str, bool]] = []
+        seen: list[tuple[str, str, bool]] = [
+            ("decision", snapshot.decision.game, True),
+        ]
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and not (
             ("game_started", second.name, False) in seen
@@ -206,8 +216,8 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
             body = getattr(message, kind)
             game = body.game if isinstance(body.game, str) else body.game.name
             seen.append((kind, game, message.snapshot))
-        assert resumes == ["reconnect"]
-        assert stream.resumes == 1
+        assert resumes == ["reconnect", "reconnect"]
+        assert stream.resumes == 2
         started_games = [g for k, g, _ in seen if k == "game_started"]
         assert sorted(started_games) == sorted([second.name, third.name]), seen
         decisions = [g for k, g, _ in seen if k == "decision"]
