@@ -500,11 +500,21 @@ export class GameClient {
     name: string,
     options: { signal?: AbortSignal } = {},
   ): AsyncGenerator<WatchTournamentResponse, void, undefined> {
-    const call: CallOptions = options.signal ? { signal: options.signal } : {};
+    // A caller that stops reading (breaks out of its loop) ends the call.
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", forward, { once: true });
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
     try {
-      yield* this.tournaments.watchTournament({ name: named("tournaments", name) }, call);
+      yield* this.tournaments.watchTournament(
+        { name: named("tournaments", name) },
+        { signal: controller.signal },
+      );
     } catch (error) {
       throw GameError.from(error);
+    } finally {
+      options.signal?.removeEventListener("abort", forward);
+      controller.abort();
     }
   }
 

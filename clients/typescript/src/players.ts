@@ -154,6 +154,9 @@ export class PlayerStream implements AsyncIterable<WatchPlayerResponse> {
       } finally {
         outer?.removeEventListener("abort", forward);
         this.current = undefined;
+        // A caller that stops reading (breaks out of its loop) ends the
+        // call: leaving the loop alone does not cancel it.
+        controller.abort();
       }
       if (this.closedByCaller) return;
       if (outer?.aborted) throw error ?? new GameError(Code.Canceled, "the stream was aborted");
