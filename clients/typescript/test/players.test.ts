@@ -188,7 +188,11 @@ test("the player stream resumes after a reconnect, losing and repeating nothing"
       seen.includes(`gameStarted ${third.name}`) &&
       seen.includes(`decision ${first.name}`) &&
       seen.includes(`decision ${third.name}`);
+    // Keep-alives come every second: a lost message fails here, not by
+    // the test's timeout.
+    const deadline = Date.now() + 20_000;
     while (!done()) {
+      assert.ok(Date.now() < deadline, `missing after the reconnection: ${seen.join(", ")}`);
       const next = await messages.next();
       assert.equal(next.done, false);
       const message = next.value as pb.WatchPlayerResponse;
