@@ -142,6 +142,9 @@ export class PlayerStream implements AsyncIterable<WatchPlayerResponse> {
           onHeader: () => this.options.onOpen?.(),
         };
         for await (const message of this.players.watchPlayer(request, call)) {
+          // Dropped by `reconnect()`: what the old connection still
+          // delivers comes again after the resumption.
+          if (this.dropping) break;
           attempt = 0;
           if (!message.snapshot) this.position = message.position;
           if (this.repeated(message)) continue;

@@ -191,12 +191,17 @@ class PlayerStream(Iterator[pb.WatchPlayerResponse]):
                 error = GameError.from_rpc_error(rpc)
                 why = "failed"
             else:
-                attempt = 0
-                if not message.snapshot:
-                    self.position = message.position
-                if self._repeated(message):
-                    continue
-                return message
+                with self._lock:
+                    dropped = self._dropping or self._closed
+                if not dropped:
+                    attempt = 0
+                    if not message.snapshot:
+                        self.position = message.position
+                    if self._repeated(message):
+                        continue
+                    return message
+                # Dropped by reconnect() (or closed): what the old
+                # connection still delivers comes again after resuming.
             with self._lock:
                 if self._closed:
                     raise StopIteration
