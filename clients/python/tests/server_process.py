@@ -37,17 +37,32 @@ class ServerProcess:
     stdout is drained by a thread so that the pipe never fills and blocks it.
     """
 
-    def __init__(self, data_dir: Path, log_path: Path) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        log_path: Path,
+        *,
+        admin_key: str | None = None,
+        addr: str = "127.0.0.1:0",
+    ) -> None:
+        """`admin_key`: the server's admin key (CARCASSONNE_ADMIN_KEY), which
+        makes organisers. `addr`: a fixed address to start again on (the
+        default is a free port)."""
         self.data_dir = data_dir
         self.log_path = log_path
+        self.admin_key = admin_key
         self.address = ""
         self._lines: queue.Queue[str | None] = queue.Queue()
         self._log: IO[bytes] = open(log_path, "ab")
+        env = {k: v for k, v in os.environ.items() if k != "CARCASSONNE_ADMIN_KEY"}
+        if admin_key is not None:
+            env["CARCASSONNE_ADMIN_KEY"] = admin_key
         self.process = subprocess.Popen(
-            [str(server_binary()), "serve", "--addr", "127.0.0.1:0", "--data", str(data_dir)],
+            [str(server_binary()), "serve", "--addr", addr, "--data", str(data_dir)],
             stdout=subprocess.PIPE,
             stderr=self._log,
             text=True,
+            env=env,
         )
         threading.Thread(target=self._drain, daemon=True).start()
         self.address = self._wait_for_address()
@@ -92,6 +107,13 @@ class ServerProcess:
         if self.process.poll() is None:
             self.process.kill()
             self.process.wait()
+
+    def restart(self) -> ServerProcess:
+        """The same data, address and admin key again, once this one has
+        stopped."""
+        return ServerProcess(
+            self.data_dir, self.log_path, admin_key=self.admin_key, addr=self.address
+        )
 
     def log_tail(self, lines: int = 30) -> str:
         text = self.log_path.read_text(errors="replace").splitlines()[-lines:]

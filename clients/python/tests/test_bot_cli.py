@@ -7,10 +7,13 @@ import re
 import subprocess
 import sys
 import time
+import uuid
+from pathlib import Path
 
+from conftest import ADMIN_KEY
 from server_process import ServerProcess
 
-from carcassonne_client import GameClient, pb
+from carcassonne_client import GameClient, pb, time_control
 
 BOT_TIMEOUT_S = 120
 
@@ -191,3 +194,83 @@ def test_the_bot_reports_a_late_answer_and_plays_on(
     assert game.ending == pb.Ending(reason=pb.END_REASON_RESIGNED, seat=1)
     assert list(game.winners) == [0]
     assert " finished after 1 actions " in result.stdout
+
+
+def test_the_bot_plays_as_a_registered_player_until_its_games_end(
+    league: ServerProcess, league_client: GameClient, tmp_path: Path
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    ada = league_client.register_player(f"Ada-{tag}")
+    bob = league_client.register_player(f"Bob-{tag}")
+    key_file = tmp_path / "bob.key"
+    key_file.write_text(bob.api_key + "\n")
+    bots = [
+        start_bot(league, "--key", ada.api_key, "--games", "2", "--seed", "3"),
+        start_bot(league, "--key-file", str(key_file), "--games", "2"),
+    ]
+    # No clock: the bots answer whenever they are up.
+    names = [
+        league_client.create_game(["A", "B"], accounts=[ada.name, bob.name]).name,
+        league_client.create_game(["B", "A"], accounts=[bob.name, ada.name]).name,
+    ]
+    for bot in bots:
+        stdout, stderr = bot.communicate(timeout=BOT_TIMEOUT_S)
+        assert bot.returncode == 0, stderr
+        for name in names:
+            assert re.search(
+                rf"^{name} ended: seat \d rank \d, \d+ points \(NORMAL", stdout, re.M
+            ), stdout
+        assert re.search(r"^played \d+ actions in 2 games ended$", stdout, re.M), stdout
+    for name in names:
+        assert league_client.get_game(name).status == pb.GAME_STATUS_FINISHED
+
+
+def test_the_bot_plays_a_tournament_as_a_registered_player_to_its_standings(
+    league: ServerProcess, league_client: GameClient
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    names = [f"Cli{i}-{tag}" for i in range(2)]
+    keys = [league_client.register_player(name).api_key for name in names]
+    boss = f"Boss-{tag}"
+    boss_key = league_client.register_player(boss).api_key
+    league_client.set_organiser(boss, ADMIN_KEY)
+    # Created before the bots start: each finds its first decision in the
+    # snapshot its stream opens with.
+    created = league_client.create_tournament(
+        boss_key, names, rounds=1, time_control=time_control(decision_ms=10_000)
+    )
+    bots = [start_bot(league, "--key", key, "--tournament", created.name) for key in keys]
+    for bot in bots:
+        stdout, stderr = bot.communicate(timeout=BOT_TIMEOUT_S)
+        assert bot.returncode == 0, stderr
+        assert f"{created.name} final standings:" in stdout, stdout
+        for name in names:
+            assert re.search(rf"^\s+[12]  players/{name} ", stdout, re.M), stdout
+    tournament = league_client.get_tournament(created.name)
+    assert tournament.status == pb.TOURNAMENT_STATUS_FINISHED
+    game = league_client.get_game(tournament.paired_rounds[0].tables[0].games[0].game)
+    assert game.ending.reason == pb.END_REASON_NORMAL
+
+
+def test_the_registered_mode_refuses_the_options_of_a_new_game(server: ServerProcess) -> None:
+    result = run_bot(server, "--key", "k", "--players", "3", "--river")
+    assert result.returncode == 2
+    assert "--players, --river: options of a new game, not of --key" in result.stderr
+    result = run_bot(server, "--games", "2")
+    assert result.returncode == 2
+    assert "--games and --tournament need --key" in result.stderr
+    result = run_bot(server, "--key", "k", "--key-file", "f")
+    assert result.returncode == 2
+    # A key of nobody: the stream is refused.
+    result = run_bot(server, "--key", "not-a-key-of-anyone")
+    assert result.returncode == 1
+    assert "UNKNOWN_KEY" in result.stderr
+
+
+def start_bot(server: ServerProcess, *args: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "carcassonne_client.bot", "--addr", server.address, *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )

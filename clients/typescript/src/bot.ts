@@ -13,8 +13,21 @@
 // before each deadline (see play.ts); a seat timed out all the same is
 // reported and the game goes on as the server goes on. At the end it prints
 // how the game ended, each seat's rank and main time left.
+//
+// A registered player:
+//
+//   carcassonne-bot --addr 127.0.0.1:50051 (--key KEY | --key-file FILE)
+//                   [--games N] [--tournament NAME] [--seed N] [--grpc-web]
+//
+// creates nothing: it opens the player's stream (WatchPlayer) and plays
+// every decision that comes over it, in every game the player is seated in
+// (tournament games included), with random legal actions (RegisteredBot),
+// printing each round, game start and game end. It stops after --games N
+// of the player's games have ended, once the tournament --tournament NAME
+// is over (then it prints the final standings), or on Ctrl-C.
 
 import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import {
   GameClient,
@@ -25,8 +38,9 @@ import {
 } from "./client.js";
 import { GameError } from "./errors.js";
 import { baseUrl, connect } from "./node.js";
-import { EndReason, SeatStatus, type Game } from "./pb.js";
+import { EndReason, SeatStatus, type Game, type Standings, type WatchPlayerResponse } from "./pb.js";
 import { playRandomGame, SAFETY_MARGIN_MS, seededRandom, type PlayOptions } from "./play.js";
+import { randomPolicy, RegisteredBot, type BotRecord } from "./registered.js";
 import { connectWeb } from "./web.js";
 
 const USAGE = `usage: carcassonne-bot [--addr HOST:PORT] [--players 2..5] [--river] [--count]
@@ -34,8 +48,11 @@ const USAGE = `usage: carcassonne-bot [--addr HOST:PORT] [--players 2..5] [--riv
                        [--main-ms MS] [--increment-ms MS] [--decision-ms MS]
                        [--on-timeout forfeit|auto] [--think-ms MS] [--margin-ms MS]
                        [--resign-seat SEAT] [--resign-after N]
+       carcassonne-bot [--addr HOST:PORT] (--key KEY | --key-file FILE)
+                       [--games N] [--tournament NAME] [--seed N] [--grpc-web]
 
-Create a game and play it to the end with random legal actions.
+Create a game and play it to the end with random legal actions; or, with
+--key, play every game of a registered player.
 
   --addr HOST:PORT       the server (default 127.0.0.1:50051)
   --players N            number of bots, 2 to 5 (default 2)
@@ -57,7 +74,15 @@ Clocks (rules T-1 to T-11); without the first four, no clock runs:
 
 Resigning (for demos and tests):
   --resign-seat SEAT     this seat resigns...
-  --resign-after N       ...at its first decision after N actions of its own (default 0)`;
+  --resign-after N       ...at its first decision after N actions of its own (default 0)
+
+A registered player: play every game of the player, over its stream, instead of
+creating a game (the options of a new game do not go with these):
+  --key KEY              the player's API key
+  --key-file FILE        a file whose first line is the player's API key
+  --games N              stop once N of the player's games have ended (default: play on)
+  --tournament NAME      stop once this tournament (tournaments/ID) is over, and print
+                         its standings`;
 
 /** The 32-byte draw seed, as 64 hex digits, that --seed N stands for. */
 export function gameSeed(seed: number): string {
@@ -153,7 +178,34 @@ function integer(text: string | undefined, flag: string, min: number, max: numbe
 
 class UsageError extends Error {}
 
-export function parseBotArgs(argv: string[]): BotArgs | "help" {
+/** The options of a registered player's bot (--key). */
+interface PlayerArgs {
+  addr: string;
+  grpcWeb: boolean;
+  /** The key, or the file it is in. */
+  key: { given: string } | { file: string };
+  games: number | undefined;
+  tournament: string | undefined;
+  seed: number | undefined;
+}
+
+/** The options that describe the game the bot creates. */
+const GAME_OPTIONS = [
+  "players",
+  "river",
+  "count",
+  "spectator-delay",
+  "main-ms",
+  "increment-ms",
+  "decision-ms",
+  "on-timeout",
+  "think-ms",
+  "margin-ms",
+  "resign-seat",
+  "resign-after",
+] as const;
+
+export function parseBotArgs(argv: string[]): BotArgs | PlayerArgs | "help" {
   const { values } = parseArgs({
     args: argv,
     strict: true,
@@ -173,10 +225,41 @@ export function parseBotArgs(argv: string[]): BotArgs | "help" {
       "margin-ms": { type: "string", default: String(SAFETY_MARGIN_MS) },
       "resign-seat": { type: "string" },
       "resign-after": { type: "string" },
+      key: { type: "string" },
+      "key-file": { type: "string" },
+      games: { type: "string" },
+      tournament: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
   if (values.help) return "help";
+  const { key, "key-file": keyFile } = values;
+  if (key !== undefined || keyFile !== undefined) {
+    if (key !== undefined && keyFile !== undefined) throw new UsageError("--key and --key-file: one of them");
+    const defaults: Record<string, unknown> = {
+      players: "2",
+      river: false,
+      count: false,
+      "spectator-delay": "0",
+      "think-ms": "0",
+      "margin-ms": String(SAFETY_MARGIN_MS),
+    };
+    const creating = GAME_OPTIONS.filter((o) => values[o] !== defaults[o]).map((o) => `--${o}`);
+    if (creating.length > 0) {
+      throw new UsageError(`${creating.join(", ")}: options of a new game, not of --key`);
+    }
+    return {
+      addr: values.addr,
+      grpcWeb: values["grpc-web"],
+      key: key !== undefined ? { given: key } : { file: keyFile! },
+      games: integer(values.games, "--games", 1, 2 ** 32 - 1),
+      tournament: values.tournament,
+      seed: integer(values.seed, "--seed", 0, 2 ** 32 - 1),
+    };
+  }
+  if (values.games !== undefined || values.tournament !== undefined) {
+    throw new UsageError("--games and --tournament need --key or --key-file");
+  }
   const players = integer(values.players, "--players", 2, 5) ?? 2;
   const onTimeout = values["on-timeout"];
   if (onTimeout !== undefined && onTimeout !== "forfeit" && onTimeout !== "auto") {
@@ -215,7 +298,7 @@ export function parseBotArgs(argv: string[]): BotArgs | "help" {
 
 /** The bot's command line; the process's exit code. */
 export async function main(argv: string[]): Promise<number> {
-  let args: BotArgs | "help";
+  let args: BotArgs | PlayerArgs | "help";
   try {
     args = parseBotArgs(argv);
   } catch (error) {
@@ -226,6 +309,7 @@ export async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return 0;
   }
+  if ("key" in args) return playRegistered(args);
   const client: GameClient = args.grpcWeb ? connectWeb(baseUrl(args.addr)) : connect(args.addr);
   const players = Array.from({ length: args.players }, (_, seat) => `Bot ${seat}`);
   try {
@@ -247,6 +331,126 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`error: ${text}`);
     return 1;
   }
+}
+
+/** --key: plays every decision of the player until --games, the end of
+ * --tournament, or Ctrl-C. */
+async function playRegistered(args: PlayerArgs): Promise<number> {
+  let key: string;
+  try {
+    key =
+      "given" in args.key
+        ? args.key.given
+        : (readFileSync(args.key.file, "utf8").split("\n")[0] ?? "").trim();
+  } catch (error) {
+    console.error(`error: --key-file: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+  if (key === "") {
+    console.error("error: the API key is empty");
+    return 1;
+  }
+  const client: GameClient = args.grpcWeb ? connectWeb(baseUrl(args.addr)) : connect(args.addr);
+  const random = args.seed === undefined ? undefined : seededRandom(args.seed);
+  const bot = new RegisteredBot(client, key, randomPolicy(random), { onMessage: reportMessage });
+  const interrupted = () => bot.stop();
+  process.once("SIGINT", interrupted);
+  const following = new AbortController();
+  try {
+    let tournament: string | undefined;
+    if (args.tournament !== undefined) {
+      tournament = (await client.getTournament(args.tournament)).name;
+      void stopWhenOver(client, tournament, bot, following.signal);
+    }
+    const record = await bot.run(args.games === undefined ? {} : { games: args.games });
+    console.log(formatRecord(record));
+    if (tournament !== undefined) console.log(formatStandings(await client.standings(tournament)));
+    return 0;
+  } catch (error) {
+    const text = error instanceof GameError || error instanceof Error ? error.message : String(error);
+    console.error(`error: ${text}`);
+    return 1;
+  } finally {
+    following.abort();
+    process.removeListener("SIGINT", interrupted);
+  }
+}
+
+/** Stops `bot` once `tournament` is over. */
+async function stopWhenOver(
+  client: GameClient,
+  tournament: string,
+  bot: RegisteredBot,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    for await (const _ of client.watchTournament(tournament, { signal })) {
+      // Each message is the whole state; the stream ends with the tournament.
+    }
+  } catch (error) {
+    if (signal.aborted) return;
+    console.error(
+      `error: following ${tournament}: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  bot.stop();
+}
+
+/** One line for people per round, game start and game end. */
+function reportMessage(message: WatchPlayerResponse): void {
+  const body = message.message;
+  switch (body.case) {
+    case "roundPaired": {
+      const p = body.value;
+      console.log(
+        p.bye
+          ? `${p.tournament} round ${p.round}: a bye`
+          : `${p.tournament} round ${p.round}: ${p.table.join(", ")} in ${p.games.join(", ")}`,
+      );
+      break;
+    }
+    case "gameStarted": {
+      const game = body.value.game;
+      if (game === undefined) break;
+      console.log(
+        `${game.name} started: seat ${body.value.seat} of ${game.players.map((p) => p.name).join(", ")}`,
+      );
+      break;
+    }
+    case "gameEnded": {
+      const game = body.value.game;
+      if (game === undefined) break;
+      const mine = game.players.find((p) => p.seat === body.value.seat);
+      const placed = mine === undefined ? "?" : `rank ${mine.rank}, ${mine.score} points`;
+      console.log(`${game.name} ended: seat ${body.value.seat} ${placed} (${formatEnding(game)})`);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+/** What a registered player's bot did, for people. */
+export function formatRecord(record: BotRecord): string {
+  const moved = [...record.movedOn.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([reason, n]) => `${n} ${reason}`)
+    .join(", ");
+  return `played ${record.actions} actions in ${record.ended.size} games ended${moved ? ` (the game moved on: ${moved})` : ""}`;
+}
+
+/** A tournament's standings, for people. */
+export function formatStandings(standings: Standings): string {
+  const state = standings.final ? "final standings" : `standings after round ${standings.round}`;
+  const width = Math.max(0, ...standings.standings.map((s) => s.player.length));
+  const lines = [`${standings.tournament} ${state}:`];
+  for (const s of standings.standings) {
+    lines.push(
+      `  ${String(s.rank).padStart(3)}  ${s.player.padEnd(width)}  ${s.points.padStart(6)} points  ` +
+        `buchholz ${s.buchholz}  firsts ${s.firsts}  score ${s.gameScore}${s.withdrawn ? "  withdrawn" : ""}`,
+    );
+  }
+  return lines.join("\n");
 }
 
 function reportLate(legal: LegalActions, error: GameError): void {

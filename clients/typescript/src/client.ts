@@ -14,6 +14,16 @@
 //
 // Clocks: `timeControl` builds a game's time control for createGame;
 // `resign` and `abort` end a game early; clock.ts reads a seat's time left.
+//
+// Registered players and tournaments (PlayerService, TournamentService):
+// `registerPlayer` (the API key is shown once), `getPlayer`, `setOrganiser`
+// (with the server's admin key), `leaderboard`, `ratingHistory`,
+// `watchPlayer` (the player's one stream, resumed by position: players.ts),
+// and `createTournament` (with an organiser's key), `getTournament`,
+// `listTournaments`, `standings`, `watchTournament`, `withdrawPlayer`,
+// `exportTournamentArchive`. A registered player's key is its token in
+// every game where a seat is its own; registered.ts plays all of a
+// player's decisions from its stream.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
@@ -23,21 +33,33 @@ import {
   Expansion,
   GameService,
   GameView,
+  PlayerService,
+  RatingPool,
   TimeoutRule,
+  TournamentFormat,
+  TournamentService,
   WatchService,
   type Action,
   type ActionSchema,
   type ActResponse,
   type Game,
+  type LeaderboardEntry,
   type ListGamesResponse,
+  type ListTournamentsResponse,
   type GameStatus,
   type PendingDecision,
+  type RatingChange,
+  type RegisteredPlayer,
   type RuleOptionsSchema,
+  type Standings,
   type TileCount,
   type TimeControlSchema,
+  type Tournament,
   type WatchGameResponse,
+  type WatchTournamentResponse,
 } from "./pb.js";
 import { authorization, backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from "./call.js";
+import { PlayerStream, type PlayerWatchOptions } from "./players.js";
 import { watchGame, type WatchOptions } from "./watch.js";
 
 /** Long enough for a call that waits on the store under load, short enough
@@ -118,14 +140,66 @@ export interface CreateGameOptions {
   tiles?: { kind: string; count: number }[] | TileCount[];
   /** Clocks (see `timeControl`); unset: no clock runs. */
   timeControl?: MessageInitShape<typeof TimeControlSchema>;
+  /** Registered players' seats: empty, or one entry per seat, in seat
+   * order: "players/{name}" (or the bare name) for a seat that is that
+   * player's, whose API key is its token (no token is made for it), or ""
+   * for a guest seat. */
+  accounts?: string[];
+  /** The game changes its players' ratings when it ends: only when every
+   * seat is a registered player's. */
+  rated?: boolean;
 }
 
 /** A new game and its seat tokens, which the server shows only once. */
 export interface CreatedGame {
   name: string;
   game: Game;
-  /** tokens[seat] acts (and reads) for that seat. */
+  /** tokens[seat] acts (and reads) for that seat; "" for a registered
+   * player's seat, whose token is the player's API key. */
   tokens: string[];
+}
+
+/** A player just registered, and its API key: shown only this once (the
+ * server keeps its hash). The key is the player's token in every game where
+ * a seat is its own, and opens its stream (`watchPlayer`). */
+export interface Registration {
+  /** "players/{name}". */
+  name: string;
+  player: RegisteredPlayer;
+  apiKey: string;
+}
+
+/** Options of `createTournament`; unset fields take the server's defaults. */
+export interface CreateTournamentOptions {
+  /** The time control of every game: required, so that every game ends. */
+  timeControl: MessageInitShape<typeof TimeControlSchema>;
+  /** A title for people (1 to 100 characters); "Tournament" by default. */
+  title?: string;
+  /** "swiss" (the default: `rounds` rounds) or "round_robin". */
+  format?: "swiss" | "round_robin";
+  /** Swiss: the number of rounds (1 to participants - 1). */
+  rounds?: number;
+  /** Players per table, 2 to 5 (2 by default). */
+  tableSize?: number;
+  /** Points by place, as many as the table size, never increasing;
+   * default 1, 0 for duels, 5, 3, 2, 1, 0 cut to the table size otherwise. */
+  tablePoints?: number[];
+  /** Games each table plays, 1 to 10 (1 by default). */
+  gamesPerMatch?: number;
+  /** Every table of a round draws the same tiles. */
+  duplicateBags?: boolean;
+  /** The games change the players' ratings. */
+  rated?: boolean;
+  /** The rule options of every game. */
+  rules?: MessageInitShape<typeof RuleOptionsSchema>;
+  /** 16 to 128 characters; names the tournament, so a retry never creates
+   * a second one. A fresh random one by default. */
+  requestId?: string;
+}
+
+/** "players/Ada" from "Ada" or "players/Ada" (and so for tournaments). */
+function named(collection: "players" | "tournaments", name: string): string {
+  return name.startsWith(`${collection}/`) ? name : `${collection}/${name}`;
 }
 
 /** The pending decision of a game and every legal answer to it. */
@@ -150,6 +224,8 @@ export class GameClient {
   /** The generated clients, for what the wrapper leaves out. */
   readonly games: Client<typeof GameService>;
   readonly watcher: Client<typeof WatchService>;
+  readonly players: Client<typeof PlayerService>;
+  readonly tournaments: Client<typeof TournamentService>;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
 
@@ -159,6 +235,8 @@ export class GameClient {
   ) {
     this.games = createClient(GameService, transport);
     this.watcher = createClient(WatchService, transport);
+    this.players = createClient(PlayerService, transport);
+    this.tournaments = createClient(TournamentService, transport);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
@@ -172,12 +250,15 @@ export class GameClient {
       seed: options.seed ?? "",
       spectatorDelay: options.spectatorDelay ?? 0,
       tiles: options.tiles ?? [],
+      accounts: (options.accounts ?? []).map((a) => (a ? named("players", a) : "")),
+      rated: options.rated ?? false,
       ...(options.rules ? { rules: options.rules } : {}),
       ...(options.timeControl ? { timeControl: options.timeControl } : {}),
     };
     const response = await this.call((call) => this.games.createGame(request, call));
     const game = required(response.game, "CreateGame answered no game");
-    const tokens = [...response.tokens].sort((a, b) => a.seat - b.seat).map((t) => t.token);
+    const bySeat = new Map(response.tokens.map((t) => [t.seat, t.token]));
+    const tokens = game.players.map((_, seat) => bySeat.get(seat) ?? "");
     return { name: game.name, game, tokens };
   }
 
@@ -272,16 +353,225 @@ export class GameClient {
     return watchGame(this.watcher, name, { ...options, retry: options.retry ?? this.retry });
   }
 
+  // Registered players (PlayerService).
+
+  /** Registers `name` (1 to 32 characters of A-Z a-z 0-9 _ -, unique
+   * regardless of case; else ALREADY_EXISTS / NAME_TAKEN) and returns the
+   * player with its API key, shown only this once. A server started with
+   * `--registration admin` registers only with its `adminKey` (else
+   * PERMISSION_DENIED / REGISTRATION_CLOSED). Not retried: a lost answer
+   * cannot be asked for again (the retry would say NAME_TAKEN). */
+  async registerPlayer(name: string, options: { adminKey?: string } = {}): Promise<Registration> {
+    const response = await this.call(
+      (call) => this.players.registerPlayer({ name }, call),
+      options.adminKey,
+      false,
+    );
+    const player = required(response.player, "RegisterPlayer answered no player");
+    return { name: player.name, player, apiKey: response.apiKey };
+  }
+
+  /** The player "players/{name}" (or the bare name): whether an organiser,
+   * and its ratings (NOT_FOUND / PLAYER_NOT_FOUND). */
+  async getPlayer(name: string): Promise<RegisteredPlayer> {
+    const response = await this.call((call) =>
+      this.players.getPlayer({ name: named("players", name) }, call),
+    );
+    return required(response.player, "GetPlayer answered no player");
+  }
+
+  /** Makes the player an organiser (or not): only with the server's admin
+   * key (else PERMISSION_DENIED / NOT_ADMIN). */
+  async setOrganiser(name: string, adminKey: string, organiser = true): Promise<RegisteredPlayer> {
+    const request = { name: named("players", name), organiser };
+    const response = await this.call((call) => this.players.setOrganiser(request, call), adminKey);
+    return required(response.player, "SetOrganiser answered no player");
+  }
+
+  /** The players of a rating pool ("duel": Glicko-2, 2 players;
+   * "multiplayer": Weng-Lin, 3 to 5), best first; at most `limit` (1 to
+   * 1000; 100 by default). */
+  async leaderboard(
+    pool: "duel" | "multiplayer" = "duel",
+    options: { limit?: number } = {},
+  ): Promise<LeaderboardEntry[]> {
+    if (pool !== "duel" && pool !== "multiplayer") {
+      throw new RangeError(`pool: "duel" or "multiplayer", not ${JSON.stringify(pool)}`);
+    }
+    const request = {
+      pool: pool === "duel" ? RatingPool.DUEL : RatingPool.MULTIPLAYER,
+      limit: options.limit ?? 0,
+    };
+    return (await this.call((call) => this.players.getLeaderboard(request, call))).entries;
+  }
+
+  /** Every rating change of the player, oldest first: one per rated game,
+   * with its pool and the rating before and after. */
+  async ratingHistory(name: string): Promise<RatingChange[]> {
+    const request = { name: named("players", name) };
+    return (await this.call((call) => this.players.getRatingHistory(request, call))).changes;
+  }
+
+  /** The player's own stream (WatchPlayer, with its API `key`): the games
+   * that start with the player in a seat, every decision that becomes the
+   * player's (with its legal actions and clocks), the games that end, the
+   * tournament rounds that seat the player, and keep-alives. It reopens by
+   * itself after a dropped connection, from the last position seen, so
+   * that no message is lost or repeated (see players.ts). */
+  watchPlayer(key: string, options: PlayerWatchOptions = {}): PlayerStream {
+    return new PlayerStream(this.players, key, { ...options, retry: options.retry ?? this.retry });
+  }
+
+  // Tournaments (TournamentService).
+
+  /** Creates and starts a tournament of registered players (2 to 256,
+   * "players/{name}" or bare names), with an organiser's key (else
+   * PERMISSION_DENIED / NOT_ORGANISER). The server pairs each round,
+   * creates its games and tells the players through their streams. Returns
+   * the tournament with its first round paired. */
+  async createTournament(
+    organiserKey: string,
+    participants: string[],
+    options: CreateTournamentOptions,
+  ): Promise<Tournament> {
+    const format = options.format ?? "swiss";
+    if (format !== "swiss" && format !== "round_robin") {
+      throw new RangeError(`format: "swiss" or "round_robin", not ${JSON.stringify(format)}`);
+    }
+    const request = {
+      requestId: options.requestId ?? newRequestId(),
+      title: options.title ?? "Tournament",
+      participants: participants.map((p) => named("players", p)),
+      format: format === "swiss" ? TournamentFormat.SWISS : TournamentFormat.ROUND_ROBIN,
+      rounds: options.rounds ?? 0,
+      tableSize: options.tableSize ?? 0,
+      tablePoints: options.tablePoints ?? [],
+      gamesPerMatch: options.gamesPerMatch ?? 0,
+      duplicateBags: options.duplicateBags ?? false,
+      rated: options.rated ?? false,
+      timeControl: options.timeControl,
+      ...(options.rules ? { rules: options.rules } : {}),
+    };
+    const response = await this.call(
+      (call) => this.tournaments.createTournament(request, call),
+      organiserKey,
+    );
+    return required(response.tournament, "CreateTournament answered no tournament");
+  }
+
+  /** The tournament "tournaments/{id}": its settings, the rounds paired so
+   * far with their games and results (NOT_FOUND / TOURNAMENT_NOT_FOUND). */
+  async getTournament(name: string): Promise<Tournament> {
+    const request = { name: named("tournaments", name) };
+    const response = await this.call((call) => this.tournaments.getTournament(request, call));
+    return required(response.tournament, "GetTournament answered no tournament");
+  }
+
+  /** One page of tournaments in the order of their names (`pageSize` 1 to
+   * 100, 20 by default); pass `nextPageToken` on until it is empty. */
+  async listTournaments(
+    options: { pageSize?: number; pageToken?: string } = {},
+  ): Promise<ListTournamentsResponse> {
+    return this.call((call) => this.tournaments.listTournaments(options, call));
+  }
+
+  /** Every tournament, page after page. */
+  async *allTournaments(options: { pageSize?: number } = {}): AsyncGenerator<Tournament, void, undefined> {
+    let pageToken = "";
+    do {
+      const page = await this.listTournaments({ ...options, pageToken });
+      yield* page.tournaments;
+      pageToken = page.nextPageToken;
+    } while (pageToken !== "");
+  }
+
+  /** The tournament's standings now (`final` once it is over). */
+  async standings(name: string): Promise<Standings> {
+    const request = { name: named("tournaments", name) };
+    const response = await this.call((call) => this.tournaments.getStandings(request, call));
+    return required(response.standings, "GetStandings answered no standings");
+  }
+
+  /** The tournament and its standings now, then again after every change
+   * (a round paired, a game ended, a withdrawal, the end), until it
+   * finishes: the last message has the final standings. Each message is the
+   * whole state, so after a failure (a GameError) call it again. */
+  async *watchTournament(
+    name: string,
+    options: { signal?: AbortSignal } = {},
+  ): AsyncGenerator<WatchTournamentResponse, void, undefined> {
+    // A caller that stops reading (breaks out of its loop) ends the call.
+    const controller = new AbortController();
+    const forward = () => controller.abort(options.signal?.reason);
+    options.signal?.addEventListener("abort", forward, { once: true });
+    if (options.signal?.aborted) controller.abort(options.signal.reason);
+    try {
+      yield* this.tournaments.watchTournament(
+        { name: named("tournaments", name) },
+        { signal: controller.signal },
+      );
+    } catch (error) {
+      throw GameError.from(error);
+    } finally {
+      options.signal?.removeEventListener("abort", forward);
+      controller.abort();
+    }
+  }
+
+  /** Withdraws `player` from the tournament: never paired again, and the
+   * seats of its running games resign. Only the tournament's organiser may
+   * (else PERMISSION_DENIED / NOT_ORGANISER); withdrawing twice, or from a
+   * finished tournament, is FAILED_PRECONDITION / TOURNAMENT_STATE. Not
+   * retried (a retry of a withdrawal that was done would say
+   * TOURNAMENT_STATE). */
+  async withdrawPlayer(name: string, player: string, organiserKey: string): Promise<Tournament> {
+    const request = { name: named("tournaments", name), player: named("players", player) };
+    const response = await this.call(
+      (call) => this.tournaments.withdrawPlayer(request, call),
+      organiserKey,
+      false,
+    );
+    return required(response.tournament, "WithdrawPlayer answered no tournament");
+  }
+
+  /** A finished tournament's signed archive (a tar file, see
+   * docs/archive-format.md): every game's files, the tournament's event
+   * log, its standings and the ratings it led to, signed by the server's
+   * key; the stream's chunks, joined. A running tournament is
+   * FAILED_PRECONDITION / TOURNAMENT_STATE. */
+  async exportTournamentArchive(name: string): Promise<Uint8Array> {
+    const request = { name: named("tournaments", name) };
+    return this.call(async (call) => {
+      const chunks: Uint8Array[] = [];
+      for await (const response of this.tournaments.exportTournamentArchive(request, call)) {
+        chunks.push(response.chunk);
+      }
+      const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+      let at = 0;
+      for (const chunk of chunks) {
+        bytes.set(chunk, at);
+        at += chunk.length;
+      }
+      return bytes;
+    });
+  }
+
   /** Runs `send` with the deadline and the token's metadata, retrying
-   * UNAVAILABLE per the policy. `send` sends the same request every time. */
-  private async call<T>(send: (options: CallOptions) => Promise<T>, token?: string): Promise<T> {
+   * UNAVAILABLE per the policy (unless `retried` is false: a call whose
+   * repetition would not get the first answer). `send` sends the same
+   * request every time. */
+  private async call<T>(
+    send: (options: CallOptions) => Promise<T>,
+    token?: string,
+    retried = true,
+  ): Promise<T> {
     const options: CallOptions = { timeoutMs: this.timeoutMs, headers: authorization(token) };
     for (let attempt = 1; ; attempt++) {
       try {
         return await send(options);
       } catch (error) {
         const failure = GameError.from(error);
-        if (failure.code !== Code.Unavailable || attempt >= this.retry.attempts) throw failure;
+        if (!retried || failure.code !== Code.Unavailable || attempt >= this.retry.attempts) throw failure;
         await sleep(backoffMs(this.retry, attempt));
       }
     }

@@ -13,13 +13,25 @@ export {
   type ClientOptions,
   type CreatedGame,
   type CreateGameOptions,
+  type CreateTournamentOptions,
   type LegalActions,
+  type Registration,
   type TimeControlOptions,
 } from "./client.js";
 export { clocks, localNowMs, seatClock, ServerClock, type ClockOptions, type SeatClock } from "./clock.js";
 export { authorization, DEFAULT_RETRY, type RetryPolicy } from "./call.js";
-export { GameError, ErrorInfoSchema, grpcCodeName } from "./errors.js";
+export { GameError, ErrorInfoSchema, grpcCodeName, Reason } from "./errors.js";
 export { watchGame, type ResumeInfo, type WatchOptions } from "./watch.js";
+export { PlayerStream, type PlayerResumeInfo, type PlayerWatchOptions } from "./players.js";
+export {
+  MOVED_ON,
+  randomPolicy,
+  RegisteredBot,
+  type BotRecord,
+  type Decision,
+  type Policy,
+  type RegisteredBotOptions,
+} from "./registered.js";
 export {
   MAX_STEPS,
   playRandomGame,

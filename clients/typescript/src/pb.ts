@@ -5,3 +5,5 @@ export * from "./gen/carcassonne/v1/types_pb.js";
 export * from "./gen/carcassonne/v1/game_pb.js";
 export * from "./gen/carcassonne/v1/game_service_pb.js";
 export * from "./gen/carcassonne/v1/watch_service_pb.js";
+export * from "./gen/carcassonne/v1/player_service_pb.js";
+export * from "./gen/carcassonne/v1/tournament_service_pb.js";

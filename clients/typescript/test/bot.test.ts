@@ -6,8 +6,12 @@ import { dirname, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
-import { pb, type GameClient } from "../src/index.js";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pb, timeControl, type GameClient } from "../src/index.js";
 import { connect } from "../src/node.js";
+import { ADMIN_KEY, organiser, unique } from "./support/league.js";
 import { Server } from "./support/server.js";
 
 // From dist/test/: the package's bin/.
@@ -17,7 +21,7 @@ const run = promisify(execFile);
 let server: Server;
 let client: GameClient;
 before(async () => {
-  server = await Server.start();
+  server = await Server.start({ adminKey: ADMIN_KEY });
   client = connect(server.addr);
 });
 after(async () => {
@@ -176,4 +180,71 @@ test("the bot reports a late answer and plays on", async () => {
   assert.equal(game.ending?.reason, pb.EndReason.RESIGNED);
   assert.deepEqual(game.winners, [0]);
   assert.match(out.stdout, / finished after 1 actions /);
+});
+
+test("the bot plays as a registered player until its games end", async () => {
+  const ada = await client.registerPlayer(unique("Ada"));
+  const bob = await client.registerPlayer(unique("Bob"));
+  const dir = mkdtempSync(join(tmpdir(), "carcassonne-bot-key-"));
+  try {
+    const keyFile = join(dir, "bob.key");
+    writeFileSync(keyFile, `${bob.apiKey}\n`);
+    const bots = [
+      bot("--addr", server.addr, "--key", ada.apiKey, "--games", "2", "--seed", "3"),
+      bot("--addr", server.addr, "--key-file", keyFile, "--games", "2"),
+    ];
+    // No clock: the bots answer whenever they are up.
+    const names = [
+      (await client.createGame(["A", "B"], { accounts: [ada.name, bob.name] })).name,
+      (await client.createGame(["B", "A"], { accounts: [bob.name, ada.name] })).name,
+    ];
+    for (const out of await Promise.all(bots)) {
+      assert.equal(out.code, 0, out.stderr);
+      for (const name of names) {
+        assert.match(out.stdout, new RegExp(`^${name} ended: seat \\d rank \\d, \\d+ points \\(NORMAL`, "m"));
+      }
+      assert.match(out.stdout, /^played \d+ actions in 2 games ended$/m);
+    }
+    for (const name of names) assert.equal((await client.getGame(name)).status, pb.GameStatus.FINISHED);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("the bot plays a tournament as a registered player to its final standings", async () => {
+  const names = [unique("Cli0"), unique("Cli1")];
+  const keys: string[] = [];
+  for (const name of names) keys.push((await client.registerPlayer(name)).apiKey);
+  // Created before the bots start: each finds its first decision in the
+  // snapshot its stream opens with.
+  const created = await client.createTournament(await organiser(client), names, {
+    rounds: 1,
+    timeControl: timeControl({ decisionMs: 10_000 }),
+  });
+  const outs = await Promise.all(
+    keys.map((key) => bot("--addr", server.addr, "--key", key, "--tournament", created.name)),
+  );
+  for (const out of outs) {
+    assert.equal(out.code, 0, out.stderr);
+    assert.ok(out.stdout.includes(`${created.name} final standings:`), out.stdout);
+    for (const name of names) assert.match(out.stdout, new RegExp(`^ +[12] {2}players/${name} `, "m"));
+  }
+  const tournament = await client.getTournament(created.name);
+  assert.equal(tournament.status, pb.TournamentStatus.FINISHED);
+  const game = await client.getGame(tournament.pairedRounds[0]!.tables[0]!.games[0]!.game);
+  assert.equal(game.ending?.reason, pb.EndReason.NORMAL);
+});
+
+test("the registered mode refuses the options of a new game; a key of nobody is exit 1", async () => {
+  const mixed = await bot("--addr", server.addr, "--key", "k", "--players", "3", "--river");
+  assert.equal(mixed.code, 2);
+  assert.match(mixed.stderr, /--players, --river: options of a new game, not of --key/);
+  const alone = await bot("--addr", server.addr, "--games", "2");
+  assert.equal(alone.code, 2);
+  assert.match(alone.stderr, /--games and --tournament need --key or --key-file/);
+  const both = await bot("--addr", server.addr, "--key", "k", "--key-file", "f");
+  assert.equal(both.code, 2);
+  const nobody = await bot("--addr", server.addr, "--key", "not-a-key-of-anyone");
+  assert.equal(nobody.code, 1);
+  assert.match(nobody.stderr, /UNKNOWN_KEY/);
 });

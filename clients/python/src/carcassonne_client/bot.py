@@ -1,10 +1,13 @@
-"""A bot that creates a game and plays every seat at random to the end.
+"""A bot that creates a game and plays every seat at random to the end, or
+plays as a registered player every game the player is seated in.
 
     python -m carcassonne_client.bot --addr 127.0.0.1:50051 --players 2 \\
         [--river] [--count] [--seed N] [--spectator-delay N] \\
         [--main-ms MS] [--increment-ms MS] [--decision-ms MS] \\
         [--on-timeout forfeit|auto] [--think-ms MS] [--margin-ms MS] \\
         [--resign-seat SEAT] [--resign-after N]
+    python -m carcassonne_client.bot --addr 127.0.0.1:50051 \\
+        (--key KEY | --key-file FILE) [--games N] [--tournament NAME] [--seed N]
 
 The server lists the legal actions of each decision, so the bot knows no
 rules: it picks one of them with a seeded random generator. With --seed, the
@@ -22,6 +25,15 @@ the server stored the bot's own actions (clocks.ServerClock). A seat that
 is timed out all the same (OUT_OF_TIME) is reported, and the game goes on
 if the server goes on with it. At the end the bot prints how the game ended
 (`Game.ending`), each seat's rank, and the main time each seat had left.
+
+A registered player (--key KEY, or --key-file FILE whose first line is the
+key): the bot creates nothing; it opens the player's stream (WatchPlayer)
+and plays every decision that comes over it, in every game the player is
+seated in (tournament games included), with random legal actions
+(registered.RegisteredBot), printing each round, game start and game end.
+It stops after --games N of the player's games have ended, once the
+tournament --tournament NAME is over (then it prints the final standings),
+or on Ctrl-C; without either it plays on until interrupted.
 """
 
 from __future__ import annotations
@@ -30,6 +42,7 @@ import argparse
 import hashlib
 import random
 import sys
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -46,6 +59,7 @@ from carcassonne_client.client import (
 )
 from carcassonne_client.clocks import ServerClock
 from carcassonne_client.errors import GameError
+from carcassonne_client.registered import BotRecord, RegisteredBot, random_policy
 
 # Far more decisions than any game has (about two per tile, plus the Count's),
 # so that a server that never ends a game fails the bot instead of hanging it.
@@ -210,7 +224,8 @@ def format_result(game: pb.Game, steps: int) -> str:
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="python -m carcassonne_client.bot",
-        description="Create a game and play it to the end with random legal actions.",
+        description="Create a game and play it to the end with random legal actions; "
+        "or, with --key, play every game of a registered player.",
     )
     parser.add_argument(
         "--addr", default="127.0.0.1:50051", help="server host:port (default: %(default)s)"
@@ -218,10 +233,10 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--players",
         type=int,
-        default=2,
+        default=None,
         choices=range(2, 6),
         metavar="{2..5}",
-        help="number of bots (default: %(default)s)",
+        help="number of bots (default: 2)",
     )
     parser.add_argument("--river", action="store_true", help="play with the River")
     parser.add_argument("--count", action="store_true", help="play with the Count of Carcassonne")
@@ -284,12 +299,71 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="N",
         help="... at its first decision after N actions of its own (default: 0)",
     )
+    registered = parser.add_argument_group(
+        "a registered player",
+        "Play every game of a registered player, over its stream, instead of creating "
+        "a game. The options of a new game do not go with these.",
+    )
+    key = registered.add_mutually_exclusive_group()
+    key.add_argument("--key", metavar="KEY", help="the player's API key")
+    key.add_argument(
+        "--key-file", metavar="FILE", help="a file whose first line is the player's API key"
+    )
+    registered.add_argument(
+        "--games",
+        type=_positive,
+        metavar="N",
+        help="stop once N of the player's games have ended (default: play on)",
+    )
+    registered.add_argument(
+        "--tournament",
+        metavar="NAME",
+        help="stop once this tournament (tournaments/ID) is over, and print its standings",
+    )
     args = parser.parse_args(argv)
+    if args.key is not None or args.key_file is not None:
+        creating = [
+            f"--{dest.replace('_', '-')}"
+            for dest in _GAME_OPTIONS
+            if getattr(args, dest) != parser.get_default(dest)
+        ]
+        if creating:
+            parser.error(f"{', '.join(creating)}: options of a new game, not of --key")
+        return args
+    if args.games is not None or args.tournament is not None:
+        parser.error("--games and --tournament need --key or --key-file")
+    if args.players is None:
+        args.players = 2
     if args.resign_seat is None and args.resign_after is not None:
         parser.error("--resign-after needs --resign-seat")
     if args.resign_seat is not None and not 0 <= args.resign_seat < args.players:
         parser.error(f"--resign-seat: a seat from 0 to {args.players - 1}")
     return args
+
+
+# The options that describe the game the bot creates.
+_GAME_OPTIONS = (
+    "players",
+    "river",
+    "count",
+    "spectator_delay",
+    "main_ms",
+    "increment_ms",
+    "decision_ms",
+    "on_timeout",
+    "think_ms",
+    "margin_ms",
+    "resign_seat",
+    "resign_after",
+)
+
+
+def _positive(text: str) -> int:
+    """A whole number of 1 or more."""
+    value = _non_negative(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be 1 or more: 0")
+    return value
 
 
 def _non_negative(text: str) -> int:
@@ -319,6 +393,8 @@ def clock_of(args: argparse.Namespace) -> pb.TimeControl | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.key is not None or args.key_file is not None:
+        return play_registered(args)
     rng = random.Random(args.seed)
     seed = None if args.seed is None else game_seed(args.seed)
     players = [f"Bot {seat}" for seat in range(args.players)]
@@ -349,6 +425,106 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     print(format_result(game, steps))
     return 0
+
+
+def _read_key(args: argparse.Namespace) -> str:
+    if args.key is not None:
+        return str(args.key)
+    with open(args.key_file, encoding="utf-8") as file:
+        return file.readline().strip()
+
+
+def play_registered(args: argparse.Namespace) -> int:
+    """--key: plays every decision of the player until --games, the end of
+    --tournament, or Ctrl-C."""
+    try:
+        key = _read_key(args)
+    except OSError as error:
+        print(f"error: --key-file: {error}", file=sys.stderr)
+        return 1
+    if not key:
+        print("error: the API key is empty", file=sys.stderr)
+        return 1
+    rng = random.Random(args.seed)
+    try:
+        with GameClient.connect(args.addr) as client:
+            bot = RegisteredBot(client, key, random_policy(rng), on_message=_report_message)
+            tournament = None
+            if args.tournament is not None:
+                tournament = client.get_tournament(args.tournament).name
+                _stop_when_over(client, tournament, bot)
+            try:
+                record = bot.run(games=args.games)
+            except KeyboardInterrupt:
+                bot.stop()
+                record = bot.record
+            print(format_record(record), flush=True)
+            if tournament is not None:
+                print(format_standings(client.standings(tournament)))
+    except GameError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _stop_when_over(client: GameClient, tournament: str, bot: RegisteredBot) -> None:
+    """Stops `bot` once `tournament` is over (a thread follows it)."""
+
+    def follow() -> None:
+        try:
+            for _ in client.watch_tournament(tournament):
+                pass
+        except GameError as error:
+            print(f"error: following {tournament}: {error}", file=sys.stderr, flush=True)
+        bot.stop()
+
+    threading.Thread(target=follow, name=f"follow {tournament}", daemon=True).start()
+
+
+def _report_message(message: pb.WatchPlayerResponse) -> None:
+    """One line for people per round, game start and game end."""
+    kind = message.WhichOneof("message")
+    if kind == "round_paired":
+        paired = message.round_paired
+        if paired.bye:
+            print(f"{paired.tournament} round {paired.round}: a bye", flush=True)
+        else:
+            print(
+                f"{paired.tournament} round {paired.round}: {', '.join(paired.table)} "
+                f"in {', '.join(paired.games)}",
+                flush=True,
+            )
+    elif kind == "game_started":
+        game, seat = message.game_started.game, message.game_started.seat
+        names = ", ".join(p.name for p in game.players)
+        print(f"{game.name} started: seat {seat} of {names}", flush=True)
+    elif kind == "game_ended":
+        game, seat = message.game_ended.game, message.game_ended.seat
+        mine = next((p for p in game.players if p.seat == seat), None)
+        placed = f"rank {mine.rank}, {mine.score} points" if mine is not None else "?"
+        print(f"{game.name} ended: seat {seat} {placed} ({format_ending(game)})", flush=True)
+
+
+def format_record(record: BotRecord) -> str:
+    """What a registered player's bot did, for people."""
+    moved = ", ".join(f"{n} {reason}" for reason, n in sorted(record.moved_on.items()))
+    return f"played {record.actions} actions in {len(record.ended)} games ended" + (
+        f" (the game moved on: {moved})" if moved else ""
+    )
+
+
+def format_standings(standings: pb.Standings) -> str:
+    """A tournament's standings, for people."""
+    state = "final standings" if standings.final else f"standings after round {standings.round}"
+    lines = [f"{standings.tournament} {state}:"]
+    width = max((len(s.player) for s in standings.standings), default=0)
+    for s in standings.standings:
+        out = "  withdrawn" if s.withdrawn else ""
+        lines.append(
+            f"  {s.rank:>3}  {s.player:<{width}}  {s.points:>6} points  "
+            f"buchholz {s.buchholz}  firsts {s.firsts}  score {s.game_score}{out}"
+        )
+    return "\n".join(lines)
 
 
 def _report_late(legal: LegalActions, error: GameError) -> None:

@@ -9,6 +9,16 @@ generated messages (see pb.py), so nothing of the API is hidden.
 
 Clocks: `time_control` builds a game's time control for `create_game`;
 `resign` and `abort` end a game early; clocks.py reads a seat's time left.
+
+Registered players and tournaments (PlayerService, TournamentService):
+`register_player` (the API key is shown once), `get_player`,
+`set_organiser` (with the server's admin key), `leaderboard`,
+`rating_history`, `watch_player` (the player's one stream, resumed by
+position: player_stream.py), and `create_tournament` (with an organiser's
+key), `get_tournament`, `list_tournaments`, `standings`,
+`watch_tournament`, `withdraw_player`, `export_tournament_archive`. A
+registered player's key is its token in every game where a seat is its
+own; registered.py plays all of a player's decisions from its stream.
 """
 
 from __future__ import annotations
@@ -23,6 +33,7 @@ import grpc
 
 from carcassonne_client import pb
 from carcassonne_client.errors import GameError
+from carcassonne_client.player_stream import PlayerStream, ResumeInfo
 
 # Long enough for a call that waits on the store under load, short enough
 # that a hung server fails a bot or a test instead of stalling it.
@@ -87,7 +98,8 @@ class CreatedGame:
     """A new game and its seat tokens, which the server shows only once."""
 
     game: pb.Game
-    # tokens[seat] acts for that seat.
+    # tokens[seat] acts for that seat; "" for a registered player's seat,
+    # for which the player's API key is the token.
     tokens: list[str]
 
     @property
@@ -112,8 +124,46 @@ class LegalActions:
 
 
 def _auth(token: str | None) -> tuple[tuple[str, str], ...]:
-    """The metadata that makes a call a seat's: none for a spectator."""
+    """The metadata that makes a call a seat's (or a player's, the admin's):
+    none for a spectator."""
     return (("authorization", f"Bearer {token}"),) if token else ()
+
+
+def _named(collection: str, name: str) -> str:
+    """The full name, "players/Ada", from "Ada" or "players/Ada" (and so
+    for tournaments)."""
+    prefix = f"{collection}/"
+    return name if name.startswith(prefix) else prefix + name
+
+
+@dataclass(frozen=True)
+class Registration:
+    """A player just registered, and its API key: shown only this once (the
+    server keeps its hash). The key is the player's token in every game
+    where a seat is its own, and opens its stream (`watch_player`)."""
+
+    player: pb.RegisteredPlayer
+    api_key: str
+
+    @property
+    def name(self) -> str:
+        """The player's name, "players/{name}"."""
+        return self.player.name
+
+
+PoolName = Literal["duel", "multiplayer"]
+
+_POOLS: dict[str, pb.RatingPool] = {
+    "duel": pb.RATING_POOL_DUEL,
+    "multiplayer": pb.RATING_POOL_MULTIPLAYER,
+}
+
+FormatName = Literal["swiss", "round_robin"]
+
+_FORMATS: dict[str, pb.TournamentFormat] = {
+    "swiss": pb.TOURNAMENT_FORMAT_SWISS,
+    "round_robin": pb.TOURNAMENT_FORMAT_ROUND_ROBIN,
+}
 
 
 class GameClient:
@@ -127,6 +177,8 @@ class GameClient:
         # for them.
         self.stub: Any = pb.GameServiceStub(channel)  # type: ignore[no-untyped-call]
         self.watcher: Any = pb.WatchServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.players: Any = pb.PlayerServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.tournaments: Any = pb.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
         self.timeout = timeout
 
     @classmethod
@@ -174,6 +226,8 @@ class GameClient:
         request_id: str | None = None,
         spectator_delay: int = 0,
         time_control: pb.TimeControl | None = None,
+        accounts: Sequence[str] = (),
+        rated: bool = False,
     ) -> CreatedGame:
         """Creates a game for 2 to 5 players (names in seat order).
 
@@ -186,6 +240,11 @@ class GameClient:
         REQUEST_ID_REUSED. It never creates a second game.
         `time_control` (see `time_control()`) gives the game clocks; None:
         no clock runs.
+        `accounts`: empty, or one entry per seat: "players/{name}" (or the
+        bare name) for a registered player's seat, whose API key is its
+        token (no token is made for it: `tokens[seat]` is ""), or "" for a
+        guest seat. `rated`: the game changes its players' ratings when it
+        ends (only when every seat is a registered player's).
         """
         request = pb.CreateGameRequest(
             request_id=request_id or new_request_id(),
@@ -194,9 +253,12 @@ class GameClient:
             seed=seed.hex() if seed else "",
             spectator_delay=spectator_delay,
             time_control=time_control,
+            accounts=[_named("players", a) if a else "" for a in accounts],
+            rated=rated,
         )
         response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request)
-        tokens = [t.token for t in sorted(response.tokens, key=lambda t: t.seat)]
+        by_seat = {t.seat: t.token for t in response.tokens}
+        tokens = [by_seat.get(seat, "") for seat in range(len(response.game.players))]
         return CreatedGame(game=response.game, tokens=tokens)
 
     def get_game(self, name: str, token: str | None = None) -> pb.Game:
@@ -315,6 +377,221 @@ class GameClient:
         finally:
             # A caller that stops reading (breaks out of its loop) ends the
             # stream; after its end, this does nothing.
+            call.cancel()
+
+    # Registered players (PlayerService).
+
+    def register_player(self, name: str, *, admin_key: str | None = None) -> Registration:
+        """Registers `name` (1 to 32 characters of A-Z a-z 0-9 _ -, unique
+        regardless of case; else ALREADY_EXISTS / NAME_TAKEN) and returns
+        the player with its API key, shown only this once. A server started
+        with `--registration admin` registers only with its `admin_key`
+        (else PERMISSION_DENIED / REGISTRATION_CLOSED).
+        """
+        response: pb.RegisterPlayerResponse = self._call(
+            self.players.RegisterPlayer, pb.RegisterPlayerRequest(name=name), _auth(admin_key)
+        )
+        return Registration(player=response.player, api_key=response.api_key)
+
+    def get_player(self, name: str) -> pb.RegisteredPlayer:
+        """The player "players/{name}" (or the bare name): whether an
+        organiser, and its ratings (NOT_FOUND / PLAYER_NOT_FOUND)."""
+        request = pb.GetPlayerRequest(name=_named("players", name))
+        response: pb.GetPlayerResponse = self._call(self.players.GetPlayer, request)
+        return response.player
+
+    def set_organiser(
+        self, name: str, admin_key: str, organiser: bool = True
+    ) -> pb.RegisteredPlayer:
+        """Makes the player an organiser (or not): only with the server's
+        admin key (else PERMISSION_DENIED / NOT_ADMIN)."""
+        request = pb.SetOrganiserRequest(name=_named("players", name), organiser=organiser)
+        response: pb.SetOrganiserResponse = self._call(
+            self.players.SetOrganiser, request, _auth(admin_key)
+        )
+        return response.player
+
+    def leaderboard(self, pool: PoolName = "duel", *, limit: int = 0) -> list[pb.LeaderboardEntry]:
+        """The players of a rating pool ("duel": Glicko-2, 2 players;
+        "multiplayer": Weng-Lin, 3 to 5), best first; at most `limit` (1 to
+        1000; 100 when 0)."""
+        rating_pool = _POOLS.get(pool)
+        if rating_pool is None:
+            raise ValueError(f"pool: 'duel' or 'multiplayer', not {pool!r}")
+        request = pb.GetLeaderboardRequest(pool=rating_pool, limit=limit)
+        response: pb.GetLeaderboardResponse = self._call(self.players.GetLeaderboard, request)
+        return list(response.entries)
+
+    def rating_history(self, name: str) -> list[pb.RatingChange]:
+        """Every rating change of the player, oldest first: one per rated
+        game, with its pool and the rating before and after."""
+        request = pb.GetRatingHistoryRequest(name=_named("players", name))
+        response: pb.GetRatingHistoryResponse = self._call(self.players.GetRatingHistory, request)
+        return list(response.changes)
+
+    def watch_player(
+        self,
+        key: str,
+        *,
+        after_position: int = 0,
+        keep_alive_ms: int = 0,
+        max_reopenings: int = 10,
+        on_resume: Callable[[ResumeInfo], None] | None = None,
+    ) -> PlayerStream:
+        """The player's own stream (WatchPlayer, with its API `key`): the
+        games that start with the player in a seat, every decision that
+        becomes the player's (with its legal actions and clocks), the games
+        that end, the tournament rounds that seat the player, and
+        keep-alives. It reopens by itself after a dropped connection, from
+        the last position seen, so that no message is lost or repeated
+        (see player_stream.py); `after_position` resumes an earlier
+        stream's `position`. Iterate it; `close()` ends it.
+        """
+        return PlayerStream(
+            self.players,
+            key,
+            after_position=after_position,
+            keep_alive_ms=keep_alive_ms,
+            max_reopenings=max_reopenings,
+            on_resume=on_resume,
+        )
+
+    # Tournaments (TournamentService).
+
+    def create_tournament(
+        self,
+        organiser_key: str,
+        participants: Sequence[str],
+        *,
+        time_control: pb.TimeControl,
+        title: str = "Tournament",
+        format: FormatName = "swiss",
+        rounds: int = 0,
+        table_size: int = 0,
+        table_points: Sequence[int] = (),
+        games_per_match: int = 0,
+        duplicate_bags: bool = False,
+        rated: bool = False,
+        rules: pb.RuleOptions | None = None,
+        request_id: str | None = None,
+    ) -> pb.Tournament:
+        """Creates and starts a tournament of registered players (2 to 256,
+        "players/{name}" or bare names), with an organiser's key (else
+        PERMISSION_DENIED / NOT_ORGANISER). The server pairs each round,
+        creates its games and tells the players through their streams.
+
+        `format`: "swiss" (`rounds` rounds) or "round_robin". `table_size`
+        2 to 5 (2 when 0), `table_points` by place (defaults by table size),
+        `games_per_match` 1 to 10 (1 when 0). `time_control` is required:
+        every game of a tournament has a clock. `request_id` (16 to 128
+        characters; a fresh one by default) names the tournament, so a
+        retry never creates a second one. Returns the tournament with its
+        first round paired.
+        """
+        tournament_format = _FORMATS.get(format)
+        if tournament_format is None:
+            raise ValueError(f"format: 'swiss' or 'round_robin', not {format!r}")
+        request = pb.CreateTournamentRequest(
+            request_id=request_id or new_request_id(),
+            title=title,
+            participants=[_named("players", p) for p in participants],
+            format=tournament_format,
+            rounds=rounds,
+            table_size=table_size,
+            table_points=list(table_points),
+            games_per_match=games_per_match,
+            duplicate_bags=duplicate_bags,
+            rated=rated,
+            rules=rules,
+            time_control=time_control,
+        )
+        response: pb.CreateTournamentResponse = self._call(
+            self.tournaments.CreateTournament, request, _auth(organiser_key)
+        )
+        return response.tournament
+
+    def get_tournament(self, name: str) -> pb.Tournament:
+        """The tournament "tournaments/{id}": its settings, the rounds
+        paired so far with their games and results (NOT_FOUND /
+        TOURNAMENT_NOT_FOUND)."""
+        request = pb.GetTournamentRequest(name=_named("tournaments", name))
+        response: pb.GetTournamentResponse = self._call(self.tournaments.GetTournament, request)
+        return response.tournament
+
+    def list_tournaments(
+        self, *, page_size: int = 0, page_token: str = ""
+    ) -> pb.ListTournamentsResponse:
+        """One page of tournaments in the order of their names (`page_size`
+        1 to 100, 20 when 0); pass `next_page_token` on for the next page,
+        until it is empty."""
+        request = pb.ListTournamentsRequest(page_size=page_size, page_token=page_token)
+        response: pb.ListTournamentsResponse = self._call(self.tournaments.ListTournaments, request)
+        return response
+
+    def all_tournaments(self, *, page_size: int = 0) -> Iterator[pb.Tournament]:
+        """Every tournament, page after page."""
+        token = ""
+        while True:
+            page = self.list_tournaments(page_size=page_size, page_token=token)
+            yield from page.tournaments
+            token = page.next_page_token
+            if not token:
+                return
+
+    def standings(self, name: str) -> pb.Standings:
+        """The tournament's standings now (`final` once it is over)."""
+        request = pb.GetStandingsRequest(name=_named("tournaments", name))
+        response: pb.GetStandingsResponse = self._call(self.tournaments.GetStandings, request)
+        return response.standings
+
+    def watch_tournament(
+        self, name: str, *, timeout: float | None = None
+    ) -> Iterator[pb.WatchTournamentResponse]:
+        """The tournament and its standings now, then again after every
+        change (a round paired, a game ended, a withdrawal, the end); the
+        stream ends after the tournament finishes, so the last message has
+        the final standings. `timeout` bounds the whole stream (None: no
+        deadline). Each message is the whole state: after a failure
+        (GameError), call again.
+        """
+        request = pb.WatchTournamentRequest(name=_named("tournaments", name))
+        call = self.tournaments.WatchTournament(request, timeout=timeout)
+        try:
+            yield from call
+        except grpc.RpcError as error:
+            raise GameError.from_rpc_error(error) from error
+        finally:
+            call.cancel()
+
+    def withdraw_player(self, name: str, player: str, organiser_key: str) -> pb.Tournament:
+        """Withdraws `player` from the tournament: never paired again, and
+        the seats of its running games resign. Only the tournament's
+        organiser may (else PERMISSION_DENIED / NOT_ORGANISER); withdrawing
+        twice, or from a finished tournament, is FAILED_PRECONDITION /
+        TOURNAMENT_STATE."""
+        request = pb.WithdrawPlayerRequest(
+            name=_named("tournaments", name), player=_named("players", player)
+        )
+        response: pb.WithdrawPlayerResponse = self._call(
+            self.tournaments.WithdrawPlayer, request, _auth(organiser_key)
+        )
+        return response.tournament
+
+    def export_tournament_archive(self, name: str, *, timeout: float | None = None) -> bytes:
+        """A finished tournament's signed archive (a tar file, see
+        docs/archive-format.md): every game's files, the tournament's event
+        log, its standings and the ratings it led to, signed by the server's
+        key. The chunks of the stream, joined. A running tournament is
+        FAILED_PRECONDITION / TOURNAMENT_STATE."""
+        request = pb.ExportTournamentArchiveRequest(name=_named("tournaments", name))
+        call = self.tournaments.ExportTournamentArchive(
+            request, timeout=self.timeout if timeout is None else timeout
+        )
+        try:
+            return b"".join(chunk.chunk for chunk in call)
+        except grpc.RpcError as error:
+            raise GameError.from_rpc_error(error) from error
+        finally:
             call.cancel()
 
     def _call(

@@ -16,12 +16,22 @@ whole table), by code:
   `deadline_ms`, `rule` T-4): the action came at or after its seat's
   deadline, and the server stored the timeout instead (also the answer to
   an action on a version its seat's timeout has since replaced). There is
-  no grace for network delay: act with time to spare.
+  no grace for network delay: act with time to spare. GAME_NOT_FINISHED:
+  the archive of a game still running.
+- FAILED_PRECONDITION: TOURNAMENT_STATE: the tournament's state does not
+  allow it (withdrawing a player twice, exporting a running tournament).
 - ABORTED: STALE_VERSION (metadata `version`, the current one).
-- UNAUTHENTICATED: MISSING_TOKEN. PERMISSION_DENIED: BAD_TOKEN,
-  NOT_YOUR_TURN (metadata `seat`, whose decision it is).
-- NOT_FOUND: GAME_NOT_FOUND.
-- ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED.
+- UNAUTHENTICATED: MISSING_TOKEN, UNKNOWN_KEY (a key of no registered
+  player, e.g. on WatchPlayer or CreateTournament). PERMISSION_DENIED:
+  BAD_TOKEN, NOT_YOUR_TURN (metadata `seat`, whose decision it is),
+  REGISTRATION_CLOSED (the server registers players only with its admin
+  key), NOT_ADMIN (SetOrganiser without the admin key), NOT_ORGANISER
+  (creating a tournament, or withdrawing from one, without an organiser's
+  key, or the tournament's organiser's).
+- NOT_FOUND: GAME_NOT_FOUND, PLAYER_NOT_FOUND (metadata `name`),
+  TOURNAMENT_NOT_FOUND (metadata `name`).
+- ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED,
+  NAME_TAKEN (metadata `name`: names are unique regardless of case).
 - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
   `limit`). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE.
 - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
@@ -37,6 +47,44 @@ from google.protobuf.message import DecodeError
 from google.rpc import error_details_pb2, status_pb2
 
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
+
+# Every reason the server gives (src/api/status.rs), by name, so that a
+# program compares with a constant rather than a string it might misspell:
+# `error.reason == Reason.NOT_ORGANISER`.
+
+
+class Reason:
+    """The ErrorInfo reasons of the server's errors (see the module's
+    docstring for when each comes)."""
+
+    INVALID_ARGUMENT = "INVALID_ARGUMENT"
+    MALFORMED_REQUEST = "MALFORMED_REQUEST"
+    RULE_VIOLATION = "RULE_VIOLATION"
+    WRONG_DECISION = "WRONG_DECISION"
+    GAME_FINISHED = "GAME_FINISHED"
+    GAME_NOT_FINISHED = "GAME_NOT_FINISHED"
+    OUT_OF_TIME = "OUT_OF_TIME"
+    STALE_VERSION = "STALE_VERSION"
+    MISSING_TOKEN = "MISSING_TOKEN"
+    BAD_TOKEN = "BAD_TOKEN"
+    NOT_YOUR_TURN = "NOT_YOUR_TURN"
+    GAME_NOT_FOUND = "GAME_NOT_FOUND"
+    GAME_ALREADY_CREATED = "GAME_ALREADY_CREATED"
+    REQUEST_ID_REUSED = "REQUEST_ID_REUSED"
+    REQUEST_TOO_LARGE = "REQUEST_TOO_LARGE"
+    PLAYER_NOT_FOUND = "PLAYER_NOT_FOUND"
+    NAME_TAKEN = "NAME_TAKEN"
+    REGISTRATION_CLOSED = "REGISTRATION_CLOSED"
+    NOT_ADMIN = "NOT_ADMIN"
+    NOT_ORGANISER = "NOT_ORGANISER"
+    UNKNOWN_KEY = "UNKNOWN_KEY"
+    TOURNAMENT_NOT_FOUND = "TOURNAMENT_NOT_FOUND"
+    TOURNAMENT_STATE = "TOURNAMENT_STATE"
+    RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+    SHUTTING_DOWN = "SHUTTING_DOWN"
+    STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
+    CORRUPT_GAME = "CORRUPT_GAME"
+    INTERNAL = "INTERNAL"
 
 
 class GameError(Exception):

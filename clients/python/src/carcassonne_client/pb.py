@@ -12,6 +12,14 @@ from carcassonne_client._gen.carcassonne.v1.game_service_pb2 import *  # noqa: F
 from carcassonne_client._gen.carcassonne.v1.game_service_pb2_grpc import (
     GameServiceStub as GameServiceStub,
 )
+from carcassonne_client._gen.carcassonne.v1.player_service_pb2 import *  # noqa: F401,F403
+from carcassonne_client._gen.carcassonne.v1.player_service_pb2_grpc import (
+    PlayerServiceStub as PlayerServiceStub,
+)
+from carcassonne_client._gen.carcassonne.v1.tournament_service_pb2 import *  # noqa: F401,F403
+from carcassonne_client._gen.carcassonne.v1.tournament_service_pb2_grpc import (
+    TournamentServiceStub as TournamentServiceStub,
+)
 from carcassonne_client._gen.carcassonne.v1.types_pb2 import *  # noqa: F401,F403
 from carcassonne_client._gen.carcassonne.v1.watch_service_pb2 import *  # noqa: F401,F403
 from carcassonne_client._gen.carcassonne.v1.watch_service_pb2_grpc import (

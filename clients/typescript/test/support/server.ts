@@ -29,6 +29,8 @@ export class Server {
     readonly port: number,
     /** The last lines the server logged, for failure messages. */
     readonly log: string[],
+    /** The server's admin key (CARCASSONNE_ADMIN_KEY), which makes organisers. */
+    readonly adminKey: string | undefined,
   ) {}
 
   /** "127.0.0.1:PORT", as the Node client takes it. */
@@ -43,13 +45,17 @@ export class Server {
 
   /** Starts a server on `port` (0: any free port) with `dataDir` (a new
    * temporary one by default); resolves once it prints
-   * "listening on 127.0.0.1:PORT" on its first stdout line. */
-  static async start(options: { port?: number; dataDir?: string } = {}): Promise<Server> {
+   * "listening on 127.0.0.1:PORT" on its first stdout line. With
+   * `adminKey`, the server's admin key. */
+  static async start(options: { port?: number; dataDir?: string; adminKey?: string } = {}): Promise<Server> {
     const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), "carcassonne-ts-test-"));
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: "1", RUST_LOG: "warn" };
+    delete env["CARCASSONNE_ADMIN_KEY"];
+    if (options.adminKey !== undefined) env["CARCASSONNE_ADMIN_KEY"] = options.adminKey;
     const child = spawn(
       BIN,
       ["serve", "--addr", `127.0.0.1:${options.port ?? 0}`, "--data", dataDir, "--wal-mib", "1"],
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1", RUST_LOG: "warn" } },
+      { stdio: ["ignore", "pipe", "pipe"], env },
     );
     const log: string[] = [];
     const remember = (line: string) => {
@@ -90,7 +96,7 @@ export class Server {
       child.kill("SIGKILL");
       throw new Error(`unexpected first stdout line of the server: ${JSON.stringify(line)}`);
     }
-    return new Server(child, exited, dataDir, Number(m[1]), log);
+    return new Server(child, exited, dataDir, Number(m[1]), log, options.adminKey);
   }
 
   /** SIGTERM, and the exit; throws when the server ignores it. */
@@ -118,7 +124,11 @@ export class Server {
 
   /** The same data directory and port again, after stop() or kill(). */
   restart(): Promise<Server> {
-    return Server.start({ port: this.port, dataDir: this.dataDir });
+    return Server.start({
+      port: this.port,
+      dataDir: this.dataDir,
+      ...(this.adminKey === undefined ? {} : { adminKey: this.adminKey }),
+    });
   }
 
   /** Stops the server (SIGKILL if need be) and removes its data. */
