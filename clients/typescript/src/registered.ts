@@ -83,7 +83,7 @@ export interface BotRecord {
 export interface RegisteredBotOptions {
   /** Go on from a previous stream's position (see PlayerStream). */
   afterPosition?: bigint;
-  /** The stream's keep-alive period (1000 to 60000; 15000 by default). */
+  /** The stream's keep-alive period (1000 to 300000; 15000 by default). */
   keepAliveMs?: number;
   /** Act's answers without the board (default true). */
   basic?: boolean;
