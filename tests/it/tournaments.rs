@@ -74,7 +74,7 @@ async fn start_bots(
 }
 
 /// Follows a tournament's stream to its end; returns its last message.
-async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
+pub async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
     let mut client = tournaments_client(server).await;
     let mut stream = client
         .watch_tournament(proto::WatchTournamentRequest {
