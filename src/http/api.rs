@@ -9,8 +9,9 @@ use http::HeaderMap;
 use serde::Serialize;
 
 use super::error::{self, Failed};
-use super::{Http, game_name, grpc_request, query};
+use super::{Http, game_name, grpc_request, query, tournament_name};
 use crate::proto::game_service_server::GameService as _;
+use crate::proto::tournament_service_server::TournamentService as _;
 use crate::proto::watch_service_server::WatchService as _;
 use crate::proto::{self, GameStatus};
 
@@ -202,5 +203,56 @@ pub async fn game_archive(
 pub async fn server_key(State(http): State<Arc<Http>>, headers: HeaderMap) -> Result<Response, Failed> {
     let request = proto::GetServerKeyRequest {};
     let answer = http.watch.get_server_key(grpc_request(&headers, request)).await?;
+    Ok(json(&headers, answer.get_ref()))
+}
+
+/// `GET /api/tournaments?page_size=&page_token=`: ListTournaments.
+pub async fn list_tournaments(
+    State(http): State<Arc<Http>>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Failed> {
+    let params = query(raw.as_deref());
+    let request = proto::ListTournamentsRequest {
+        page_size: error::integer(&params, "page_size")?.unwrap_or(0),
+        page_token: params.get("page_token").cloned().unwrap_or_default(),
+    };
+    let answer = http
+        .tournament
+        .list_tournaments(grpc_request(&headers, request))
+        .await?;
+    Ok(json(&headers, answer.get_ref()))
+}
+
+/// `GET /api/tournaments/{id}`: GetTournament (the seed only once it is
+/// finished, as over gRPC: the same view).
+pub async fn get_tournament(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Failed> {
+    let request = proto::GetTournamentRequest {
+        name: tournament_name(&id),
+    };
+    let answer = http
+        .tournament
+        .get_tournament(grpc_request(&headers, request))
+        .await?;
+    Ok(json(&headers, answer.get_ref()))
+}
+
+/// `GET /api/tournaments/{id}/standings`: GetStandings.
+pub async fn get_standings(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Failed> {
+    let request = proto::GetStandingsRequest {
+        name: tournament_name(&id),
+    };
+    let answer = http
+        .tournament
+        .get_standings(grpc_request(&headers, request))
+        .await?;
     Ok(json(&headers, answer.get_ref()))
 }

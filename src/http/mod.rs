@@ -27,12 +27,13 @@ use tower_http::set_header::SetResponseHeaderLayer;
 
 pub use self::grpc_web::GrpcWebOrHttpLayer;
 use crate::games::Games;
-use crate::server::{GameService, WatchService};
+use crate::server::{GameService, TournamentService, WatchService};
 
 /// What the handlers share: the services the gRPC calls are served by.
 pub struct Http {
     game: Arc<GameService>,
     watch: Arc<WatchService>,
+    tournament: Arc<TournamentService>,
     health: tonic_health::server::HealthService,
     games: Arc<Games>,
     pictures: board::Pictures,
@@ -43,12 +44,14 @@ impl Http {
     pub fn new(
         game: Arc<GameService>,
         watch: Arc<WatchService>,
+        tournament: Arc<TournamentService>,
         health: tonic_health::server::HealthService,
         games: Arc<Games>,
     ) -> Http {
         Http {
             game,
             watch,
+            tournament,
             health,
             games,
             pictures: board::Pictures::default(),
@@ -80,6 +83,7 @@ pub fn router(http: Arc<Http>) -> Router {
     Router::new()
         .route("/", get(page::index))
         .route("/games/{id}", get(page::index))
+        .route("/tournaments/{id}", get(page::index))
         .route("/assets/{*file}", get(page::asset))
         .route("/api/health", get(api::health))
         .route("/api/games", get(api::list_games))
@@ -89,6 +93,10 @@ pub fn router(http: Arc<Http>) -> Router {
         .route("/api/games/{id}/archive", get(api::game_archive))
         .route("/api/games/{id}/watch", get(sse::watch_game))
         .route("/api/server/watch", get(sse::watch_server))
+        .route("/api/tournaments", get(api::list_tournaments))
+        .route("/api/tournaments/{id}", get(api::get_tournament))
+        .route("/api/tournaments/{id}/standings", get(api::get_standings))
+        .route("/api/tournaments/{id}/watch", get(sse::watch_tournament))
         .route("/api/server/key", get(api::server_key))
         .route("/games/{id}/board.svg", get(board::svg))
         .route("/games/{id}/board.png", get(board::png))
@@ -137,6 +145,11 @@ fn query(raw: Option<&str>) -> std::collections::HashMap<String, String> {
 /// A game's name from the id in a path.
 fn game_name(id: &str) -> String {
     format!("games/{id}")
+}
+
+/// A tournament's name from the id in a path.
+fn tournament_name(id: &str) -> String {
+    format!("tournaments/{id}")
 }
 
 /// What answers a path no route knows: UNIMPLEMENTED to a gRPC call (as

@@ -32,8 +32,8 @@ fn etags() -> &'static HashMap<&'static str, String> {
     })
 }
 
-/// `GET /` and `GET /games/{id}`: the page's shell; the page reads the
-/// game from its URL.
+/// `GET /`, `GET /games/{id}` and `GET /tournaments/{id}`: the page's
+/// shell; the page reads the game or the tournament from its URL.
 pub async fn index(headers: HeaderMap) -> Response {
     file("index.html", &headers)
 }

@@ -1,11 +1,12 @@
 //! The watch streams as server-sent events, for a browser's
-//! `EventSource`: the very streams of WatchGame and WatchServer (same
-//! feed, catch-up, spectator delay, keep-alives, `fell_behind`), each
-//! message one SSE event whose `data` is the message's JSON and whose `id`
-//! is where a client resumes after it: the game's version it brings the
-//! watcher to, or the store's position. A reconnecting `EventSource` sends
-//! the last id as `Last-Event-ID` and resumes right after it, without a
-//! second snapshot: it misses nothing and sees nothing twice. A game that
+//! `EventSource`: the very streams of WatchGame, WatchServer and
+//! WatchTournament (same feed, catch-up, spectator delay, keep-alives,
+//! `fell_behind`), each message one SSE event whose `data` is the
+//! message's JSON and whose `id` is where a client resumes after it: the
+//! game's version it brings the watcher to, the store's position, or the
+//! tournament's version. A reconnecting `EventSource` sends the last id as
+//! `Last-Event-ID` and resumes right after it, without a second snapshot:
+//! it misses nothing and sees nothing twice. A game or a tournament that
 //! ended at that version answers 204, which stops the reconnecting.
 
 use std::num::NonZeroUsize;
@@ -22,11 +23,12 @@ use serde::Serialize;
 use tokio_stream::{Stream, StreamExt as _};
 
 use super::error::{self, Failed};
-use super::{Http, game_name, grpc_request, query};
+use super::{Http, game_name, grpc_request, query, tournament_name};
+use crate::proto::tournament_service_server::TournamentService as _;
 use crate::proto::watch_game_response::Message as G;
 use crate::proto::watch_server_response::Message as S;
 use crate::proto::watch_service_server::WatchService as _;
-use crate::proto::{self, WatchGameResponse, WatchServerResponse};
+use crate::proto::{self, WatchGameResponse, WatchServerResponse, WatchTournamentResponse};
 
 type Messages<T> = Pin<Box<dyn Stream<Item = Result<T, tonic::Status>> + Send>>;
 
@@ -118,6 +120,47 @@ pub async fn watch_server(
         .await?
         .into_inner();
     Ok(events(messages, server_event_id, to_json).into_response())
+}
+
+/// `GET /api/tournaments/{id}/watch?after_version=N`: WatchTournament, the
+/// tournament and its standings now, then after every change, each event's
+/// id the tournament's version. `after_version` (or a reconnection's
+/// `Last-Event-ID`, which takes its place) is the version the watcher has:
+/// the first message comes only if the tournament changed since, and a
+/// tournament that finished at that version answers 204.
+pub async fn watch_tournament(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    RawQuery(raw): RawQuery,
+) -> Result<Response, Failed> {
+    let params = query(raw.as_deref());
+    let after = match last_event_id(&headers)? {
+        Some(version) => Some(version),
+        None => error::integer(&params, "after_version")?,
+    };
+    let request = proto::WatchTournamentRequest {
+        name: tournament_name(&id),
+    };
+    let mut messages: Messages<WatchTournamentResponse> = http
+        .tournament
+        .watch_tournament(grpc_request(&headers, request))
+        .await?
+        .into_inner();
+    let mut first = None;
+    if let Some(after) = after {
+        match messages.next().await {
+            // The watcher has this one: the next change, if there is one.
+            Some(Ok(message)) if message.version == after => {
+                if message.standings.as_ref().is_some_and(|s| s.r#final) {
+                    return Ok(http::StatusCode::NO_CONTENT.into_response());
+                }
+            }
+            other => first = other,
+        }
+    }
+    let messages = tokio_stream::iter(first).chain(messages);
+    Ok(events(messages, |message| Some(message.version), to_json).into_response())
 }
 
 fn to_json<T: Serialize>(message: &T) -> Arc<str> {

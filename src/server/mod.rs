@@ -31,6 +31,7 @@ use tonic::transport::Server;
 
 pub use self::game_service::GameService;
 pub use self::intake::request_limit;
+pub use self::tournament_service::TournamentService;
 pub use self::watch_service::WatchService;
 use crate::games::{Games, timekeeper};
 use crate::proto;
@@ -278,14 +279,15 @@ pub async fn serve_with_ready(
     })
     .max_decoding_message_size(intake::largest_request("/carcassonne.v1.PlayerService/"))
     .max_encoding_message_size(MAX_RESPONSE_BYTES);
-    let tournament_service = TournamentServiceServer::new(tournament_service::TournamentService {
+    let tournament = Arc::new(TournamentService {
         players: players.clone(),
         tournaments: tournaments.clone(),
         key: key.clone(),
         stopping: stopping.clone(),
-    })
-    .max_decoding_message_size(intake::largest_request("/carcassonne.v1.TournamentService/"))
-    .max_encoding_message_size(MAX_RESPONSE_BYTES);
+    });
+    let tournament_service = TournamentServiceServer::from_arc(tournament.clone())
+        .max_decoding_message_size(intake::largest_request("/carcassonne.v1.TournamentService/"))
+        .max_encoding_message_size(MAX_RESPONSE_BYTES);
     let game = Arc::new(GameService::new(games.clone(), players, config.max_in_flight));
     let game_service = GameServiceServer::from_arc(game.clone())
         .max_decoding_message_size(intake::largest_request("/carcassonne.v1.GameService/"))
@@ -340,7 +342,13 @@ pub async fn serve_with_ready(
         .add_service(watch_service)
         .add_service(player_service)
         .add_service(tournament_service);
-    let http = crate::http::router(Arc::new(crate::http::Http::new(game, watch, health_check, games)));
+    let http = crate::http::router(Arc::new(crate::http::Http::new(
+        game,
+        watch,
+        tournament,
+        health_check,
+        games,
+    )));
     let routes = tonic::service::Routes::from(
         grpc.into_axum_router()
             .merge(http)

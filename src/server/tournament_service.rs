@@ -14,7 +14,7 @@ use super::request::{optional_token, request_id};
 use crate::api::status::ApiError;
 use crate::players::{Players, parse_name};
 use crate::proto;
-use crate::tournaments::view::{standings_view, tournament_view};
+use crate::tournaments::view::{standings_view, tournament_view, watch_view};
 use crate::tournaments::{GameSettings, Tournaments};
 
 type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
@@ -235,11 +235,7 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
                 };
                 if shown != Some(held.version) {
                     shown = Some(held.version);
-                    let message = proto::WatchTournamentResponse {
-                        tournament: Some(tournament_view(&held)),
-                        standings: Some(standings_view(&held)),
-                    };
-                    if tx.send(Ok(message)).await.is_err() {
+                    if tx.send(Ok(watch_view(&held))).await.is_err() {
                         return;
                     }
                 }

@@ -114,3 +114,13 @@ pub fn standings_view(held: &Held) -> proto::Standings {
             .collect(),
     }
 }
+
+/// One message of WatchTournament: the tournament, its standings, and the
+/// version they were read at (its stream's events).
+pub fn watch_view(held: &Held) -> proto::WatchTournamentResponse {
+    proto::WatchTournamentResponse {
+        tournament: Some(tournament_view(held)),
+        standings: Some(standings_view(held)),
+        version: i64::try_from(held.version).unwrap_or(i64::MAX),
+    }
+}

@@ -1,8 +1,9 @@
 // What the browser tests and the first-load benchmark share: the real
-// server binary on a free port with a temporary data directory, a gRPC
-// client loaded from ../../proto at run time (nothing generated), a bot
-// that plays a game to its end, Debian's chromium through playwright-core,
-// and Debian's firefox-esr through puppeteer-core (WebDriver BiDi).
+// server binary on a free port with a temporary data directory (and, for
+// tournaments, an admin key), gRPC clients loaded from ../../proto at run
+// time (nothing generated), a bot that plays a game to its end, Debian's
+// chromium through playwright-core, and Debian's firefox-esr through
+// puppeteer-core (WebDriver BiDi).
 
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -30,13 +31,18 @@ const START_TIMEOUT_MS = 30_000;
 
 /**
  * `carcassonne serve --addr 127.0.0.1:PORT --data DIR` (port 0: any free
- * one); resolves once it prints "listening on 127.0.0.1:PORT".
+ * one); resolves once it prints "listening on 127.0.0.1:PORT". `adminKey`:
+ * the admin key, given in CARCASSONNE_ADMIN_KEY (docs/tournaments.md).
  */
-export async function startServer({ dataDir, port = 0 } = {}) {
+export async function startServer({ dataDir, port = 0, adminKey } = {}) {
   const data = dataDir ?? mkdtempSync(join(tmpdir(), "carcassonne-browser-"));
+  const env = { ...process.env, NO_COLOR: "1" };
+  delete env.CARCASSONNE_ADMIN_KEY;
+  delete env.CARCASSONNE_ADMIN_KEY_FILE;
+  if (adminKey) env.CARCASSONNE_ADMIN_KEY = adminKey;
   const child = spawn(BIN, ["serve", "--addr", `127.0.0.1:${port}`, "--data", data], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, NO_COLOR: "1" },
+    env,
   });
   const log = [];
   createInterface({ input: child.stderr }).on("line", (line) => {
@@ -77,7 +83,12 @@ export async function startServer({ dataDir, port = 0 } = {}) {
 // ------------------------------------------------------------------ gRPC
 
 const definition = protoLoader.loadSync(
-  ["carcassonne/v1/game_service.proto", "carcassonne/v1/watch_service.proto"],
+  [
+    "carcassonne/v1/game_service.proto",
+    "carcassonne/v1/watch_service.proto",
+    "carcassonne/v1/player_service.proto",
+    "carcassonne/v1/tournament_service.proto",
+  ],
   {
     includeDirs: [join(REPO, "proto")],
     keepCase: false,
@@ -89,15 +100,18 @@ const definition = protoLoader.loadSync(
 );
 const loaded = grpc.loadPackageDefinition(definition).carcassonne.v1;
 
+/** A unary call of `client` as a promise, with `token` as its bearer. */
+const caller = (client) => (method) => (request, token) =>
+  new Promise((done, fail) => {
+    const metadata = new grpc.Metadata();
+    if (token) metadata.set("authorization", `Bearer ${token}`);
+    client[method](request, metadata, (error, answer) => (error ? fail(error) : done(answer)));
+  });
+
 /** GameService over plaintext HTTP/2, each call a promise. */
 export function gameClient(address) {
   const client = new loaded.GameService(address, grpc.credentials.createInsecure());
-  const call = (method) => (request, token) =>
-    new Promise((done, fail) => {
-      const metadata = new grpc.Metadata();
-      if (token) metadata.set("authorization", `Bearer ${token}`);
-      client[method](request, metadata, (error, answer) => (error ? fail(error) : done(answer)));
-    });
+  const call = caller(client);
   return {
     createGame: call("CreateGame"),
     getGame: call("GetGame"),
@@ -105,6 +119,43 @@ export function gameClient(address) {
     act: call("Act"),
     close: () => client.close(),
   };
+}
+
+/**
+ * PlayerService and TournamentService over plaintext HTTP/2, each call a
+ * promise: registered players, organisers and tournaments
+ * (docs/tournaments.md).
+ */
+export function leagueClient(address) {
+  const players = new loaded.PlayerService(address, grpc.credentials.createInsecure());
+  const tournaments = new loaded.TournamentService(address, grpc.credentials.createInsecure());
+  const player = caller(players);
+  const tournament = caller(tournaments);
+  return {
+    registerPlayer: player("RegisterPlayer"),
+    setOrganiser: player("SetOrganiser"),
+    createTournament: tournament("CreateTournament"),
+    getTournament: tournament("GetTournament"),
+    getStandings: tournament("GetStandings"),
+    close: () => {
+      players.close();
+      tournaments.close();
+    },
+  };
+}
+
+/**
+ * Registers `names` with the admin key (which registration always
+ * accepts) and makes `organiser` an organiser; returns each one's API key
+ * by name.
+ */
+export async function registerLeague(league, adminKey, { organiser, names }) {
+  const keys = {};
+  for (const name of [organiser, ...names]) {
+    keys[name] = (await league.registerPlayer({ name }, adminKey)).apiKey;
+  }
+  await league.setOrganiser({ name: `players/${organiser}`, organiser: true }, adminKey);
+  return keys;
 }
 
 /** A small seeded generator (mulberry32), so a bot's game is repeatable. */

@@ -1,11 +1,14 @@
 //! HTTP on the server's port: the JSON endpoints answer what the gRPC
-//! calls answer, the SSE streams carry exactly the gRPC streams' messages
-//! (resumable by `Last-Event-ID`), and the board pictures follow the
-//! visibility of the gRPC reads, with their caching headers.
+//! calls answer (games and tournaments), the SSE streams carry exactly the
+//! gRPC streams' messages (resumable by `Last-Event-ID`), and the board
+//! pictures follow the visibility of the gRPC reads, with their caching
+//! headers.
 
+use std::collections::BTreeSet;
 use std::time::Duration;
 
 use bytes::Bytes;
+use carcassonne::players::Registration;
 use carcassonne::proto::{self, watch_game_response::Message as W, watch_server_response::Message as S};
 use http_body_util::{BodyExt as _, Empty};
 use hyper_util::client::legacy::Client;
@@ -13,6 +16,7 @@ use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use tokio_stream::StreamExt as _;
 
+use crate::bots::{ADMIN_KEY, league_server, organiser, register, tournaments_client};
 use crate::support::{
     TestServer, create, delayed_request, export_request, game, game_at, new_game, play, play_step,
     play_to_end, start, watch, watch_request, with_token,
@@ -324,7 +328,7 @@ async fn the_json_endpoints_answer_what_the_grpc_calls_answer() {
 async fn the_page_and_its_assets_are_served_over_http_1_and_2() {
     let (server, _client) = start().await;
     for http2 in [false, true] {
-        for path in ["/", "/games/g0123"] {
+        for path in ["/", "/games/g0123", "/tournaments/t0123"] {
             let page = get_over(http2, &server, path, &[]).await;
             assert_eq!(page.status, 200, "{path}");
             assert!(page.header("content-type").starts_with("text/html"), "{path}");
@@ -745,4 +749,342 @@ async fn answers_are_gzipped_for_clients_that_accept_it_but_never_event_streams_
         watching.next_game().await.is_some(),
         "the snapshot, readable as it is"
     );
+}
+
+/// A Swiss of one round between `players` (registered already), created by
+/// the organiser whose key is `boss`. No one acts and the clock allows ten
+/// minutes a decision: it changes only when the organiser withdraws
+/// players, whose seats then resign.
+async fn waiting_tournament(
+    server: &TestServer,
+    boss: &str,
+    request_id: &str,
+    players: &[&str],
+) -> proto::Tournament {
+    let mut client = tournaments_client(server).await;
+    let request = proto::CreateTournamentRequest {
+        request_id: request_id.to_owned(),
+        title: format!("Open {request_id}"),
+        participants: players.iter().map(|p| format!("players/{p}")).collect(),
+        format: proto::TournamentFormat::Swiss as i32,
+        rounds: 1,
+        time_control: Some(proto::TimeControl {
+            decision_ms: 600_000,
+            on_timeout: proto::TimeoutRule::Forfeit as i32,
+            ..Default::default()
+        }),
+        ..Default::default()
+    };
+    client
+        .create_tournament(with_token(request, boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap()
+}
+
+/// The organiser withdraws the first player of every table of the
+/// tournament's first round: every game resigns, and the one round ends.
+async fn withdraw_one_per_table(server: &TestServer, boss: &str, tournament: &proto::Tournament) {
+    let mut client = tournaments_client(server).await;
+    for table in &tournament.paired_rounds[0].tables {
+        let request = proto::WithdrawPlayerRequest {
+            name: tournament.name.clone(),
+            player: table.players[0].clone(),
+        };
+        client.withdraw_player(with_token(request, boss)).await.unwrap();
+    }
+}
+
+/// A tournament's id, from its name.
+fn tournament_id(name: &str) -> &str {
+    name.strip_prefix("tournaments/").unwrap()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tournaments_and_standings_are_served_as_over_grpc_with_the_seed_only_at_the_end() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Boss").await;
+    let names = ["Ada", "Brun", "Cleo", "Dora"];
+    let mut keys = vec![boss.clone(), ADMIN_KEY.to_owned()];
+    for name in names {
+        keys.push(register(&server, name).await);
+    }
+    let four = waiting_tournament(&server, &boss, "http-tournament-four", &names).await;
+    let two = waiting_tournament(&server, &boss, "http-tournament-two", &names[..2]).await;
+    let mut client = tournaments_client(&server).await;
+
+    // The list, whole and by pages: ListTournaments.
+    let all = get(&server, "/api/tournaments", &[]).await;
+    assert_eq!(all.status, 200, "{}", all.text());
+    assert!(all.header("content-type").starts_with("application/json"));
+    let grpc = client
+        .list_tournaments(proto::ListTournamentsRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(all.json::<proto::ListTournamentsResponse>(), grpc);
+    assert_eq!(grpc.tournaments.len(), 2);
+    let first: proto::ListTournamentsResponse =
+        get(&server, "/api/tournaments?page_size=1", &[]).await.json();
+    assert_eq!(first.tournaments.len(), 1);
+    assert!(!first.next_page_token.is_empty());
+    let second: proto::ListTournamentsResponse = get(
+        &server,
+        &format!(
+            "/api/tournaments?page_size=1&page_token={}",
+            first.next_page_token
+        ),
+        &[],
+    )
+    .await
+    .json();
+    assert_eq!(second.tournaments.len(), 1);
+    assert_eq!(second.next_page_token, "");
+    let listed: BTreeSet<_> = first
+        .tournaments
+        .iter()
+        .chain(&second.tournaments)
+        .map(|t| t.name.clone())
+        .collect();
+    assert_eq!(listed, BTreeSet::from([four.name.clone(), two.name.clone()]));
+    for bad in ["page_size=1000", "page_size=-1", "page_size=many"] {
+        let answer = get(&server, &format!("/api/tournaments?{bad}"), &[]).await;
+        assert_eq!(
+            (answer.status, answer.reason()),
+            (400, "INVALID_ARGUMENT".to_owned()),
+            "{bad}"
+        );
+    }
+
+    // One tournament: GetTournament, the seed sealed while it runs.
+    let path = format!("/api/tournaments/{}", tournament_id(&four.name));
+    let running = get(&server, &path, &[]).await;
+    assert_eq!(running.status, 200, "{}", running.text());
+    let grpc = client
+        .get_tournament(proto::GetTournamentRequest {
+            name: four.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(running.json::<proto::GetTournamentResponse>(), grpc);
+    let raw: serde_json::Value = running.json();
+    let shown = &raw["tournament"];
+    assert_eq!(shown["status"], "TOURNAMENT_STATUS_RUNNING", "{raw}");
+    assert_eq!(shown["format"], "TOURNAMENT_FORMAT_SWISS", "{raw}");
+    assert_eq!(shown["seed"], "", "the seed is sealed while it runs: {raw}");
+    assert_eq!(shown["seedSha256"].as_str().unwrap().len(), 64, "{raw}");
+    assert_eq!(shown["participants"].as_array().unwrap().len(), 4, "{raw}");
+    let tables = shown["pairedRounds"][0]["tables"].as_array().unwrap();
+    assert_eq!(tables.len(), 2, "{raw}");
+    for table in tables {
+        let game = &table["games"][0];
+        assert!(game["game"].as_str().unwrap().starts_with("games/"), "{raw}");
+        assert_eq!(game["ended"], false, "{raw}");
+    }
+    assert_eq!(shown["withdrawn"], serde_json::json!([]), "{raw}");
+
+    // Its standings: GetStandings.
+    let standings = get(&server, &format!("{path}/standings"), &[]).await;
+    assert_eq!(standings.status, 200, "{}", standings.text());
+    let grpc = client
+        .get_standings(proto::GetStandingsRequest {
+            name: four.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(standings.json::<proto::GetStandingsResponse>(), grpc);
+    let table = grpc.standings.unwrap();
+    assert!(!table.r#final);
+    assert_eq!(table.standings.len(), 4);
+    assert_eq!(
+        table.standings.iter().map(|s| s.rank).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+
+    // Nothing secret: no key, no key's hash.
+    let bodies = [all.text(), running.text(), standings.text()];
+    for body in &bodies {
+        for key in &keys {
+            assert!(!body.contains(key.as_str()), "a key in {body}");
+            let hash = carcassonne::games::auth::hex(&carcassonne::games::auth::hash(key));
+            assert!(!body.contains(&hash), "a key's hash in {body}");
+        }
+    }
+
+    // An unknown tournament: 404 with its reason, on every route.
+    for suffix in ["", "/standings", "/watch"] {
+        for id in ["nosuchtournament", "not%20an%20id"] {
+            let unknown = get(&server, &format!("/api/tournaments/{id}{suffix}"), &[]).await;
+            assert_eq!(
+                (unknown.status, unknown.reason()),
+                (404, "TOURNAMENT_NOT_FOUND".to_owned()),
+                "{id}{suffix}: {}",
+                unknown.text()
+            );
+            let error: serde_json::Value = unknown.json();
+            assert_eq!(error["code"], "NOT_FOUND", "{error}");
+            assert!(
+                error["message"].as_str().unwrap().contains("no tournament"),
+                "{error}"
+            );
+        }
+    }
+
+    // The end: the seed is revealed, the standings are final, and what
+    // was served while it ran held none of it.
+    withdraw_one_per_table(&server, &boss, &four).await;
+    let end = crate::tournaments::finish(&server, &four.name, Duration::from_secs(60)).await;
+    let ended: proto::GetTournamentResponse = get(&server, &path, &[]).await.json();
+    let ended = ended.tournament.unwrap();
+    assert_eq!(Some(&ended), end.tournament.as_ref());
+    assert_eq!(ended.status, proto::TournamentStatus::Finished as i32);
+    assert_eq!(ended.seed.len(), 64);
+    assert_eq!(ended.withdrawn.len(), 2);
+    assert!(ended.paired_rounds[0].tables.iter().all(|t| t.games[0].ended));
+    for body in &bodies {
+        assert!(!body.contains(&ended.seed), "the seed before the end: {body}");
+    }
+    let standings: proto::GetStandingsResponse = get(&server, &format!("{path}/standings"), &[]).await.json();
+    let standings = standings.standings.unwrap();
+    assert!(standings.r#final);
+    assert_eq!(Some(&standings), end.standings.as_ref());
+    // The players who stayed won their games: a point each, first.
+    for standing in &standings.standings[..2] {
+        assert_eq!(
+            (standing.points.as_str(), standing.withdrawn),
+            ("1", false),
+            "{standing:?}"
+        );
+    }
+    server.stop().await;
+}
+
+/// The next event of a tournament's SSE stream as a WatchTournament
+/// message, with its id.
+async fn next_tournament_event(events: &mut Events) -> Option<(i64, proto::WatchTournamentResponse)> {
+    let event = tokio::time::timeout(Duration::from_secs(30), events.next())
+        .await
+        .expect("an event within 30 s")?;
+    assert_eq!(event.event, None, "{event:?}");
+    let message: proto::WatchTournamentResponse = serde_json::from_str(&event.data).unwrap();
+    Some((event.id.unwrap().parse().unwrap(), message))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_sse_tournament_watch_is_watch_tournament_resumable_after_its_last_id() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Boss").await;
+    let names = ["Ada", "Brun", "Cleo", "Dora"];
+    for name in names {
+        register(&server, name).await;
+    }
+    let created = waiting_tournament(&server, &boss, "http-tournament-watch", &names).await;
+    let path = format!("/api/tournaments/{}/watch", tournament_id(&created.name));
+    let mut client = tournaments_client(&server).await;
+    let mut grpc = client
+        .watch_tournament(proto::WatchTournamentRequest {
+            name: created.name.clone(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+
+    // The first message: WatchTournament's, its id the tournament's version.
+    let mut sse = events(&server, &path, &[]).await;
+    assert_eq!(sse.status, 200);
+    assert!(
+        sse.headers["content-type"]
+            .to_str()
+            .unwrap()
+            .starts_with("text/event-stream")
+    );
+    let (first_id, first) = next_tournament_event(&mut sse).await.unwrap();
+    let from_grpc = grpc.next().await.unwrap().unwrap();
+    assert_eq!(first, from_grpc);
+    assert_eq!(first_id, first.version);
+    assert!(first.version > 0);
+    assert_eq!(first.tournament.as_ref().unwrap().seed, "");
+    assert!(!first.standings.as_ref().unwrap().r#final);
+    drop(sse);
+
+    // Reopened after that id: nothing until the tournament changes.
+    let last = first_id.to_string();
+    for (query, headers) in [
+        (format!("?after_version={last}"), vec![]),
+        (String::new(), vec![("last-event-id", last.as_str())]),
+    ] {
+        let mut resumed = events(&server, &format!("{path}{query}"), &headers).await;
+        assert_eq!(resumed.status, 200, "{query}");
+        let quiet = tokio::time::timeout(Duration::from_millis(500), resumed.next()).await;
+        assert!(quiet.is_err(), "{query}: nothing new, yet {quiet:?}");
+    }
+    let mut resumed = events(&server, &path, &[("last-event-id", last.as_str())]).await;
+    // One withdrawal: a change, then (its seat resigned) a result.
+    let table = &created.paired_rounds[0].tables[0];
+    client
+        .withdraw_player(with_token(
+            proto::WithdrawPlayerRequest {
+                name: created.name.clone(),
+                player: table.players[0].clone(),
+            },
+            &boss,
+        ))
+        .await
+        .unwrap();
+    let (id, changed) = next_tournament_event(&mut resumed).await.unwrap();
+    assert!(id > first_id, "{id} after {first_id}");
+    assert_eq!(id, changed.version);
+    assert_eq!(
+        changed.tournament.as_ref().unwrap().withdrawn,
+        [table.players[0].clone()]
+    );
+    // The end: the last message is final, with the seed, and the stream ends.
+    withdraw_one_per_table_but_the_first(&server, &boss, &created).await;
+    let mut last_id = id;
+    let mut last_message = changed;
+    while let Some((id, message)) = next_tournament_event(&mut resumed).await {
+        assert!(id > last_id, "{id} after {last_id}");
+        assert_eq!(id, message.version);
+        (last_id, last_message) = (id, message);
+    }
+    assert!(last_message.standings.as_ref().unwrap().r#final);
+    assert_eq!(last_message.tournament.as_ref().unwrap().seed.len(), 64);
+    let mut grpc_last = from_grpc;
+    while let Some(message) = grpc.next().await {
+        grpc_last = message.unwrap();
+    }
+    assert_eq!(last_message, grpc_last, "the same end as WatchTournament's");
+    // Resuming after the end: 204, which stops a browser's reconnecting;
+    // after an earlier id: the final message, then the end.
+    let after_end = events(&server, &path, &[("last-event-id", &last_id.to_string())]).await;
+    assert_eq!(after_end.status, 204);
+    let after_end = get(&server, &format!("{path}?after_version={last_id}"), &[]).await;
+    assert_eq!(after_end.status, 204);
+    let mut late = events(&server, &path, &[("last-event-id", &first_id.to_string())]).await;
+    assert_eq!(late.status, 200);
+    assert_eq!(
+        next_tournament_event(&mut late).await,
+        Some((last_id, last_message))
+    );
+    assert_eq!(next_tournament_event(&mut late).await, None);
+    // A resumption that is not a number names what is wrong.
+    let bad = get(&server, &format!("{path}?after_version=soon"), &[]).await;
+    assert_eq!((bad.status, bad.reason()), (400, "INVALID_ARGUMENT".to_owned()));
+    server.stop().await;
+}
+
+/// Withdraws the first player of every table but the first (whose player
+/// the test withdrew already).
+async fn withdraw_one_per_table_but_the_first(
+    server: &TestServer,
+    boss: &str,
+    tournament: &proto::Tournament,
+) {
+    let mut rest = tournament.clone();
+    rest.paired_rounds[0].tables.remove(0);
+    withdraw_one_per_table(server, boss, &rest).await;
 }

@@ -186,3 +186,21 @@ export function gamePath(id) {
 export function apiGamePath(id) {
   return `/api/games/${encodeURIComponent(id)}`;
 }
+
+/** The id of a tournament name "tournaments/{id}". */
+export function tournamentId(name) {
+  return name.startsWith("tournaments/") ? name.slice("tournaments/".length) : name;
+}
+
+export function tournamentPath(id) {
+  return `/tournaments/${encodeURIComponent(id)}`;
+}
+
+export function apiTournamentPath(id) {
+  return `/api/tournaments/${encodeURIComponent(id)}`;
+}
+
+/** A player's name from "players/{name}". */
+export function playerOf(name) {
+  return (name ?? "").startsWith("players/") ? name.slice("players/".length) : (name ?? "");
+}

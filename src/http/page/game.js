@@ -6,7 +6,7 @@
 // spectator delay) and the game at the version shown (`?version=N`). The
 // players, their clocks and the result are players.js's.
 
-import { apiGamePath, gamePath, getJson, HttpError, num, openStream } from "./api.js";
+import { apiGamePath, gamePath, getJson, HttpError, num, openStream, tournamentId, tournamentPath } from "./api.js";
 import { BoardView } from "./board.js";
 import { drawChart } from "./chart.js";
 import { timeControl, timeControlText } from "./clocks.js";
@@ -184,6 +184,7 @@ class GamePage {
             el("span", {}, `created ${timeText(info.createTimeMs)}`),
             control ? el("span", { class: "time-control", title: "Time control" }, timeControlText(control)) : null,
             delay ? el("span", {}, `spectators see it ${delay} ${delay === 1 ? "event" : "events"} behind`) : null,
+            info.tournament ? el("a", { class: "tournament-link", href: tournamentPath(tournamentId(info.tournament)) }, "Tournament standings") : null,
           ),
         ),
         el(

@@ -1,15 +1,18 @@
-// The lobby: every game of the server, running ones first, kept live by the
-// server's watch stream (created, started, finished), and running games'
-// scores refreshed every few seconds. A card tells a clocked game's time
+// The lobby: the server's tournaments (running ones first) and every game,
+// running ones first, kept live by the server's watch stream (created,
+// started, finished), and running games' scores and running tournaments
+// refreshed every few seconds. A card tells a clocked game's time
 // control, and why a game ended early.
 
 import { apiGamePath, gameId, gamePath, getJson, HttpError, num, openStream } from "./api.js";
 import { endReasonText, sentence, timeControl, timeControlText } from "./clocks.js";
+import { isTournamentFinished, tournamentCard } from "./tournament.js";
 import { decisionText, el, isFinished, playerName, rulesText, seatMark, STATUS, timeText } from "./words.js";
 
 const PAGES = 10; // at most 1000 games listed
 const REFRESH_MS = 5000;
 const REFRESHED_AT_ONCE = 24;
+const TOURNAMENTS_SETTLE_MS = 300;
 
 export function showLobby(main) {
   document.title = "Games · Carcassonne";
@@ -19,6 +22,16 @@ export function showLobby(main) {
   const runningCount = el("span", { class: "count" });
   const finishedCount = el("span", { class: "count" });
   const empty = el("p", { class: "notice", hidden: true }, "No games yet. Games created through the API appear here as soon as they exist.");
+  // Shown once there is a tournament.
+  const tournaments = new Map(); // name -> Tournament
+  const tournamentList = el("ul", { class: "tournament-cards" });
+  const tournamentCount = el("span", { class: "count" });
+  const tournamentSection = el(
+    "section",
+    { class: "lobby-tournaments", "aria-labelledby": "tournaments-title", hidden: true },
+    el("h2", { id: "tournaments-title" }, "Tournaments ", tournamentCount),
+    tournamentList,
+  );
   main.replaceChildren(
     el(
       "section",
@@ -26,6 +39,7 @@ export function showLobby(main) {
       el("h1", { id: "lobby-title" }, "Games"),
       el("p", { class: "lead" }, "Watch a running game live, or replay a finished one move by move."),
       empty,
+      tournamentSection,
       el("h2", {}, "Running ", runningCount),
       running,
       el("h2", {}, "Finished ", finishedCount),
@@ -36,16 +50,17 @@ export function showLobby(main) {
   // Each game's card is rebuilt only when the game changed, and a list
   // only re-laid when its games or their order did, so that a refresh
   // keeps the keyboard focus where it is.
-  const cards = new Map(); // name -> {text, element}
-  const cardOf = (game) => {
-    const text = JSON.stringify(game);
-    const known = cards.get(game.name);
+  const keptCard = (cards, build) => (item) => {
+    const text = JSON.stringify(item);
+    const known = cards.get(item.name);
     if (known?.text === text) return known.element;
-    const element = card(game);
+    const element = build(item);
     known?.element.replaceWith(element);
-    cards.set(game.name, { text, element });
+    cards.set(item.name, { text, element });
     return element;
   };
+  const cardOf = keptCard(new Map(), card); // by name: {text, element}
+  const tournamentCardOf = keptCard(new Map(), tournamentCard);
   const fill = (list, items, none) => {
     const wanted = items.length ? items : [list.querySelector(":scope > .none") ?? el("li", { class: "none" }, none)];
     const same = wanted.length === list.children.length && wanted.every((item, index) => list.children[index] === item);
@@ -62,6 +77,16 @@ export function showLobby(main) {
     empty.hidden = all.length > 0;
     main.dataset.games = String(all.length);
   };
+  const renderTournaments = () => {
+    // Running first, then by name; a tournament never leaves the list.
+    const all = [...tournaments.values()].sort(
+      (a, b) => Number(isTournamentFinished(a)) - Number(isTournamentFinished(b)) || (a.name < b.name ? -1 : 1),
+    );
+    fill(tournamentList, all.map(tournamentCardOf), "No tournament yet.");
+    tournamentCount.textContent = `(${all.length})`;
+    tournamentSection.hidden = all.length === 0;
+    main.dataset.tournaments = String(all.length);
+  };
 
   const loadAll = async () => {
     let token = "";
@@ -74,6 +99,29 @@ export function showLobby(main) {
       if (!token) break;
     }
     render();
+  };
+
+  const loadTournaments = async () => {
+    let token = "";
+    for (let page = 0; page < PAGES; page++) {
+      const query = new URLSearchParams({ page_size: "100" });
+      if (token) query.set("page_token", token);
+      const answer = await getJson(`/api/tournaments?${query}`);
+      for (const tournament of answer.tournaments ?? []) tournaments.set(tournament.name, tournament);
+      token = answer.nextPageToken ?? "";
+      if (!token) break;
+    }
+    renderTournaments();
+  };
+  // A game created or finished may be a tournament's: its round paired,
+  // its result recorded. Read them again once things settle.
+  let tournamentsTimer = null;
+  const tournamentsSoon = () => {
+    if (tournamentsTimer) return;
+    tournamentsTimer = setTimeout(() => {
+      tournamentsTimer = null;
+      loadTournaments();
+    }, TOURNAMENTS_SETTLE_MS);
   };
 
   const loadOne = async (name) => {
@@ -93,20 +141,26 @@ export function showLobby(main) {
     onOpen: () => {
       // After a reconnect the list may have changed in ways the stream's
       // resume does not cover (a restart): read it again.
-      if (opened) loadAll();
+      if (opened) {
+        loadAll();
+        loadTournaments();
+      }
       opened = true;
     },
     onMessage: (message) => {
       if (message.event?.name) loadOne(message.event.name);
+      if (["GAME_CHANGE_CREATED", "GAME_CHANGE_FINISHED"].includes(message.event?.change)) tournamentsSoon();
     },
   });
   loadAll();
+  loadTournaments();
 
   setInterval(() => {
     if (document.hidden) return;
     const live = [...games.values()].filter((game) => !isFinished(game));
     live.sort((a, b) => num(b.createTimeMs) - num(a.createTimeMs));
     for (const game of live.slice(0, REFRESHED_AT_ONCE)) loadOne(game.name);
+    if ([...tournaments.values()].some((tournament) => !isTournamentFinished(tournament))) loadTournaments();
   }, REFRESH_MS);
 }
 
