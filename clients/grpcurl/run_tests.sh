@@ -49,7 +49,8 @@ json() { python3 -c "import json, sys; d = json.load(sys.stdin); print($1)"; }
 # The server on a free port, with a fresh data directory.
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
 addr="127.0.0.1:$port"
-"$bin" serve --addr "$addr" --data "$work/data" >"$work/server.log" 2>&1 &
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$work/admin.key"
+"$bin" serve --addr "$addr" --data "$work/data" --admin-key-file "$work/admin.key" >"$work/server.log" 2>&1 &
 server_pid=$!
 for _ in $(seq 100); do
   grep -q "listening on" "$work/server.log" && break
@@ -173,5 +174,50 @@ if archived="$(g -d "{\"name\": \"$name\"}" "$addr" carcassonne.v1.WatchService/
   fail "a running game was archived: $archived"
 fi
 grep -Eq '"reason": *"GAME_NOT_FINISHED"' <<<"$archived" || fail "expected GAME_NOT_FINISHED: $archived"
+
+echo "== An organiser's path: players, an organiser, a Swiss, its standings, its archive audited (the README's commands)"
+admin="$(cat "$work/admin.key")"
+register() {
+  g -H "authorization: Bearer $admin" -d "{\"name\": \"$1\"}" \
+    "$addr" carcassonne.v1.PlayerService/RegisterPlayer | json 'd["apiKey"]'
+}
+olga="$(register Olga)"
+[ -n "$olga" ] || fail "RegisterPlayer gave no key"
+ada="$(register Ada)"
+for player in Brun Cleo Dirk; do register "$player" >/dev/null; done
+if refused="$(g -H "authorization: Bearer $olga" -d '{"name": "players/Olga", "organiser": true}' \
+  "$addr" carcassonne.v1.PlayerService/SetOrganiser 2>&1)"; then
+  fail "a player made herself an organiser: $refused"
+fi
+grep -Eq '"reason": *"NOT_ADMIN"' <<<"$refused" || fail "expected NOT_ADMIN: $refused"
+g -H "authorization: Bearer $admin" -d '{"name": "players/Olga", "organiser": true}' \
+  "$addr" carcassonne.v1.PlayerService/SetOrganiser >/dev/null
+created="$(g -H "authorization: Bearer $olga" -d '{
+    "request_id": "spring-open-2026-0001", "title": "Spring open",
+    "participants": ["Ada", "Brun", "Cleo", "Dirk"],
+    "format": "TOURNAMENT_FORMAT_SWISS", "rounds": 2, "rated": true,
+    "time_control": {"decision_ms": 1000, "on_timeout": "TIMEOUT_RULE_FORFEIT"}}' \
+  "$addr" carcassonne.v1.TournamentService/CreateTournament)"
+tournament="$(json 'd["tournament"]["name"]' <<<"$created")"
+[[ "$tournament" == tournaments/* ]] || fail "CreateTournament gave no tournament: $created"
+[ "$(json 'd["tournament"]["currentRound"]' <<<"$created")" = 1 ] || fail "round 1 is not paired: $created"
+stream="$(g -max-time 2 -H "authorization: Bearer $ada" \
+  "$addr" carcassonne.v1.PlayerService/WatchPlayer 2>&1 || true)"
+grep -q '"snapshot"\|"decision"\|"keepAlive"' <<<"$stream" || fail "WatchPlayer said nothing: $stream"
+for _ in $(seq 100); do
+  standings="$(g -d "{\"name\": \"$tournament\"}" "$addr" carcassonne.v1.TournamentService/GetStandings)"
+  [ "$(json 'd["standings"].get("final", False)' <<<"$standings")" = True ] && break
+  sleep 0.2
+done
+[ "$(json 'd["standings"].get("final", False)' <<<"$standings")" = True ] || fail "the tournament did not end: $standings"
+[ "$(json 'len(d["standings"]["standings"])' <<<"$standings")" = 4 ] || fail "not four players: $standings"
+# Every rating stored (the archive waits for them): ask again a moment later.
+for _ in $(seq 50); do
+  curl -sf -o "$work/spring-open.tar" "http://$addr/api/tournaments/${tournament#tournaments/}/archive" && break
+  sleep 0.2
+done
+[ -s "$work/spring-open.tar" ] || fail "no archive of the finished tournament"
+audited="$("$bin" audit "$work/spring-open.tar" --key "$work/server.pub")" || fail "the tournament audit failed: $audited"
+grep -q "audit: every check held" <<<"$audited" || fail "the tournament audit did not end well: $audited"
 
 echo "grpcurl walkthrough: ok"

@@ -186,9 +186,38 @@ pub async fn game_archive(
         .await?
         .into_inner()
         .map(|chunk| chunk.map(|c| bytes::Bytes::from(c.chunk)));
-    // The id named a game: it is printable ASCII without spaces.
+    Ok(tar_download(&id, chunks))
+}
+
+/// `GET /api/tournaments/{id}/archive`: ExportTournamentArchive, as one
+/// `application/x-tar` file.
+pub async fn tournament_archive(
+    State(http): State<Arc<Http>>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, Failed> {
+    use tokio_stream::StreamExt as _;
+    let request = proto::ExportTournamentArchiveRequest {
+        name: tournament_name(&id),
+    };
+    let chunks = http
+        .tournament
+        .export_tournament_archive(grpc_request(&headers, request))
+        .await?
+        .into_inner()
+        .map(|chunk| chunk.map(|c| bytes::Bytes::from(c.chunk)));
+    Ok(tar_download(&id, chunks))
+}
+
+/// An archive's chunks as the download of `{id}.tar`.
+fn tar_download(
+    id: &str,
+    chunks: impl tokio_stream::Stream<Item = Result<bytes::Bytes, tonic::Status>> + Send + 'static,
+) -> Response {
+    // The id named a game or a tournament that exists: printable ASCII
+    // without spaces.
     let file = format!("attachment; filename=\"{}.tar\"", id.replace(['"', '\\'], "_"));
-    Ok((
+    (
         [
             (http::header::CONTENT_TYPE, "application/x-tar".to_owned()),
             (http::header::CONTENT_DISPOSITION, file),
@@ -196,7 +225,7 @@ pub async fn game_archive(
         ],
         axum::body::Body::from_stream(chunks),
     )
-        .into_response())
+        .into_response()
 }
 
 /// `GET /api/server/key`: GetServerKey.

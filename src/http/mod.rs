@@ -96,6 +96,7 @@ pub fn router(http: Arc<Http>) -> Router {
         .route("/api/tournaments", get(api::list_tournaments))
         .route("/api/tournaments/{id}", get(api::get_tournament))
         .route("/api/tournaments/{id}/standings", get(api::get_standings))
+        .route("/api/tournaments/{id}/archive", get(api::tournament_archive))
         .route("/api/tournaments/{id}/watch", get(sse::watch_tournament))
         .route("/api/server/key", get(api::server_key))
         .route("/games/{id}/board.svg", get(board::svg))

@@ -915,8 +915,17 @@ async fn tournaments_and_standings_are_served_as_over_grpc_with_the_seed_only_at
         }
     }
 
+    // No archive while it runs: its seed is sealed.
+    let early = get(&server, &format!("{path}/archive"), &[]).await;
+    assert_eq!(
+        (early.status, early.reason()),
+        (400, "TOURNAMENT_STATE".to_owned()),
+        "{}",
+        early.text()
+    );
+
     // An unknown tournament: 404 with its reason, on every route.
-    for suffix in ["", "/standings", "/watch"] {
+    for suffix in ["", "/standings", "/watch", "/archive"] {
         for id in ["nosuchtournament", "not%20an%20id"] {
             let unknown = get(&server, &format!("/api/tournaments/{id}{suffix}"), &[]).await;
             assert_eq!(
@@ -951,6 +960,15 @@ async fn tournaments_and_standings_are_served_as_over_grpc_with_the_seed_only_at
     let standings: proto::GetStandingsResponse = get(&server, &format!("{path}/standings"), &[]).await.json();
     let standings = standings.standings.unwrap();
     assert!(standings.r#final);
+    // Its signed archive, as ExportTournamentArchive gives it.
+    let archive = get(&server, &format!("{path}/archive"), &[]).await;
+    assert_eq!(archive.status, 200, "{}", archive.text());
+    assert_eq!(archive.header("content-type"), "application/x-tar");
+    let opened = carcassonne_archive::Archive::open(&archive.body, None).unwrap();
+    assert_eq!(
+        opened.manifest().subject,
+        four.name.trim_start_matches("tournaments/")
+    );
     assert_eq!(Some(&standings), end.standings.as_ref());
     // The players who stayed won their games: a point each, first.
     for standing in &standings.standings[..2] {
