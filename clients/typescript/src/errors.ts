@@ -13,7 +13,9 @@
 //   deadline, and the server stored the timeout instead (also the answer to
 //   an action on a version its seat's timeout has since replaced). There is
 //   no grace for network delay: act with time to spare. GAME_NOT_FINISHED:
-//   the archive of a game still running. TOURNAMENT_STATE: the
+//   the archive of a game still running. GAME_SEALED: a duplicate-bag
+//   tournament game read by someone outside its seats while its round
+//   runs. TOURNAMENT_STATE: the
 //   tournament's state does not allow it (withdrawing a player twice,
 //   exporting a running tournament).
 // - ABORTED: STALE_VERSION (metadata `version`, the current one).
@@ -57,6 +59,7 @@ export const Reason = {
   WRONG_DECISION: "WRONG_DECISION",
   GAME_FINISHED: "GAME_FINISHED",
   GAME_NOT_FINISHED: "GAME_NOT_FINISHED",
+  GAME_SEALED: "GAME_SEALED",
   OUT_OF_TIME: "OUT_OF_TIME",
   STALE_VERSION: "STALE_VERSION",
   MISSING_TOKEN: "MISSING_TOKEN",
