@@ -201,9 +201,11 @@ created="$(g -H "authorization: Bearer $olga" -d '{
 tournament="$(json 'd["tournament"]["name"]' <<<"$created")"
 [[ "$tournament" == tournaments/* ]] || fail "CreateTournament gave no tournament: $created"
 [ "$(json 'd["tournament"]["currentRound"]' <<<"$created")" = 1 ] || fail "round 1 is not paired: $created"
-stream="$(g -max-time 2 -H "authorization: Bearer $ada" \
+# The stream stays open: read two seconds of it (a keep-alive each second
+# at least).
+stream="$(g -max-time 2 -H "authorization: Bearer $ada" -d '{"keep_alive_ms": 1000}' \
   "$addr" carcassonne.v1.PlayerService/WatchPlayer 2>&1 || true)"
-grep -q '"snapshot"\|"decision"\|"keepAlive"' <<<"$stream" || fail "WatchPlayer said nothing: $stream"
+grep -q '"position"' <<<"$stream" || fail "WatchPlayer said nothing: $stream"
 for _ in $(seq 100); do
   standings="$(g -d "{\"name\": \"$tournament\"}" "$addr" carcassonne.v1.TournamentService/GetStandings)"
   [ "$(json 'd["standings"].get("final", False)' <<<"$standings")" = True ] && break
