@@ -44,6 +44,7 @@ mod game;
 mod geometry;
 mod legal;
 mod model;
+mod public;
 pub mod record;
 pub mod render;
 mod rules;
@@ -59,6 +60,7 @@ pub use clock::{MAX_DURATION_MS, MainTime, OnTimeout, TimeControl};
 pub use game::{Game, Observer};
 pub use geometry::{Dir, Half, Place, Pos, Rotation};
 pub use model::*;
+pub use public::PublicGame;
 pub use rules::{Expansion, Farmers, RuleId, Rules, SmallCity, id};
 pub use shuffle::{Seed, Stream};
 pub use tiles::{

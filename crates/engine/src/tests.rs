@@ -604,3 +604,107 @@ fn check_unlisted_are_refused(game: &Game, player: Seat, listed: &[Command]) {
         Pending::Draw { .. } | Pending::Finished => {}
     }
 }
+
+/// Plays `turns` random decisions of `game` (fewer if it ends).
+fn play_some(game: &mut Game, turns: usize, rng: &mut Lcg) {
+    for _ in 0..turns {
+        let Some(player) = game.pending().player() else {
+            return;
+        };
+        let choices = game.legal_commands();
+        let command = choices[rng.below(choices.len())];
+        game.execute(Actor::Seat(player), &command, &mut ())
+            .expect("legal");
+    }
+}
+
+#[test]
+fn the_public_game_hides_the_bag_order_and_the_seed_and_nothing_else() {
+    for (index, rules) in combinations().into_iter().enumerate() {
+        let setup = Setup {
+            rules,
+            players: vec!["A".into(), "B".into(), "C".into()],
+            tiles: None,
+            seed: Some(Seed::from_u64(7 + index as u64)),
+            time_control: None,
+        };
+        let mut game = Game::new(setup);
+        game.run_automatic(&mut Vec::new(), &mut ());
+        play_some(&mut game, 25, &mut Lcg(index as u64));
+        // The same history, another order of what is left in the bag.
+        let mut other = game.clone();
+        let next = other.draws as usize;
+        other.order.0[next..].reverse();
+        assert_ne!(
+            other.order, game.order,
+            "rules {index}: the test needs another order"
+        );
+        let public = game.public();
+        assert_eq!(public, other.public(), "rules {index}");
+        assert_eq!(public.game().setup().seed, None);
+        assert_eq!(public.game().automatic(), None, "it draws nothing by itself");
+        assert_eq!(public.game().pending(), game.pending());
+        assert_eq!(public.game().scores(), game.scores());
+        let left: u16 = public.remaining().iter().map(|&(_, n)| n).sum();
+        assert_eq!(left, game.bag_left());
+    }
+}
+
+#[test]
+fn a_dealt_game_draws_what_is_left_in_the_rules_phases_and_plays_to_its_end() {
+    let lake = TileKind::from_name("RL").unwrap();
+    for seed in 0..24u64 {
+        let rules = combinations()[seed as usize % 4];
+        let setup = Setup {
+            rules,
+            players: (0..2 + seed as usize % 4).map(|i| format!("P{i}")).collect(),
+            tiles: None,
+            seed: Some(Seed::from_u64(seed)),
+            time_control: None,
+        };
+        let mut game = Game::new(setup);
+        game.run_automatic(&mut Vec::new(), &mut ());
+        let mut rng = Lcg(seed);
+        // From the start (the River's tiles all in the bag) and from later.
+        play_some(&mut game, (seed as usize % 3) * 9, &mut rng);
+        let public = game.public();
+        let mut shuffles = Lcg(seed + 100);
+        let mut dealt = public.deal(|tiles| {
+            for i in (1..tiles.len()).rev() {
+                tiles.swap(i, shuffles.below(i + 1));
+            }
+        });
+        assert_eq!(
+            dealt.public(),
+            public,
+            "seed {seed}: dealing changes nothing public"
+        );
+        let coming = &dealt.order.0[dealt.draws as usize..];
+        let mut counted: Vec<(TileKind, u16)> = Vec::new();
+        for &tile in coming {
+            match counted.iter_mut().find(|(k, _)| *k == tile) {
+                Some((_, n)) => *n += 1,
+                None => counted.push((tile, 1)),
+            }
+        }
+        counted.sort();
+        assert_eq!(
+            counted,
+            public.remaining(),
+            "seed {seed}: the bag, no more, no less"
+        );
+        // The River's tiles, then its lake, then the land.
+        let phase = |t: &TileKind| match (t.def().is_river(), *t == lake) {
+            (_, true) => 1,
+            (true, false) => 0,
+            (false, false) => 2,
+        };
+        assert!(
+            coming.windows(2).all(|w| phase(&w[0]) <= phase(&w[1])),
+            "seed {seed}: {coming:?}"
+        );
+        dealt.run_automatic(&mut Vec::new(), &mut ());
+        play_some(&mut dealt, usize::MAX, &mut rng);
+        assert!(dealt.is_finished(), "seed {seed}");
+    }
+}

@@ -1,0 +1,81 @@
+//! A game as its players see it: everything but the order of the bag and
+//! the seed it comes from. What is left in the bag is public (anyone can
+//! count the tiles drawn); in which order it comes is not.
+//!
+//! A program that decides from a [`PublicGame`] cannot use hidden
+//! information, by its type. To look ahead it deals the bag itself:
+//! [`PublicGame::deal`] makes a playable [`Game`] with an order of the
+//! remaining tiles that the caller shuffles, as the rules would draw them
+//! (the River's tiles first, its lake last of them, then the land).
+
+use crate::game::{Game, SealedOrder, kind};
+use crate::tiles::TileKind;
+
+/// A game without its bag's order or its seed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PublicGame(Game);
+
+impl Game {
+    /// This game as its players see it.
+    pub fn public(&self) -> PublicGame {
+        let mut game = self.clone();
+        game.order = SealedOrder::default();
+        game.setup.seed = None;
+        PublicGame(game)
+    }
+}
+
+impl PublicGame {
+    /// The game, which draws nothing by itself: no order, no seed.
+    pub fn game(&self) -> &Game {
+        &self.0
+    }
+
+    /// The tiles still in the bag, by kind, in kind order.
+    pub fn remaining(&self) -> Vec<(TileKind, u16)> {
+        TileKind::all()
+            .filter_map(|k| {
+                let count = self.0.in_bag(k);
+                (count > 0).then_some((k, count))
+            })
+            .collect()
+    }
+
+    /// A playable game: this one, with the remaining tiles in an order
+    /// `shuffle` makes of them, in the phases the rules draw them in (the
+    /// River's tiles, shuffled, then its lake, then the land, shuffled;
+    /// `shuffle` is called on each phase that has tiles.
+    pub fn deal(&self, mut shuffle: impl FnMut(&mut [TileKind])) -> Game {
+        let lake = kind("RL");
+        let mut river = Vec::new();
+        let mut lakes = Vec::new();
+        let mut land = Vec::new();
+        for (k, count) in self.remaining() {
+            let phase = if k == lake {
+                &mut lakes
+            } else if k.def().is_river() {
+                &mut river
+            } else {
+                &mut land
+            };
+            phase.extend(std::iter::repeat_n(k, usize::from(count)));
+        }
+        for phase in [&mut river, &mut land] {
+            if !phase.is_empty() {
+                shuffle(phase);
+            }
+        }
+        let mut game = self.0.clone();
+        // Draws read the order from the index of the next one: what was
+        // drawn already is never read again.
+        let filler = river.first().or(land.first()).or(lakes.first()).copied();
+        let mut order: Vec<TileKind> = filler
+            .map(|t| vec![t; usize::from(game.draws)])
+            .unwrap_or_default();
+        order.extend(river);
+        order.extend(lakes);
+        order.extend(land);
+        game.order = SealedOrder(order);
+        game
+    }
+}
