@@ -25,6 +25,20 @@ impl Game {
     }
 }
 
+impl Game {
+    /// Each seat's score if the game ended now: the scores so far and what
+    /// the final scoring would add (B-FS1, the farms). Public: a measure
+    /// of a position for bots and spectators.
+    pub fn scores_if_ended_now(&self) -> Vec<u32> {
+        if self.is_finished() {
+            return self.scores().to_vec();
+        }
+        let mut ended = self.clone();
+        ended.final_scoring(&mut ());
+        ended.scores[..ended.players()].to_vec()
+    }
+}
+
 impl PublicGame {
     /// The game, which draws nothing by itself: no order, no seed.
     pub fn game(&self) -> &Game {

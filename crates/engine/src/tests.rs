@@ -708,3 +708,23 @@ fn a_dealt_game_draws_what_is_left_in_the_rules_phases_and_plays_to_its_end() {
         assert!(dealt.is_finished(), "seed {seed}");
     }
 }
+
+#[test]
+fn scores_if_ended_now_add_what_the_final_scoring_would_and_nothing_to_a_finished_game() {
+    for seed in 0..12u64 {
+        let rules = combinations()[seed as usize % 4];
+        let (finished, events) = random_game(seed, 2 + seed as usize % 3, rules);
+        assert_eq!(finished.scores_if_ended_now(), finished.scores(), "seed {seed}");
+        // Midway: never less than the scores so far, and more for some
+        // seat whose follower stands on an unfinished feature.
+        let midway = Game::fold(&events[..events.len() / 2]).unwrap();
+        let now = midway.scores_if_ended_now();
+        assert!(
+            now.iter().zip(midway.scores()).all(|(a, b)| a >= b),
+            "seed {seed}"
+        );
+        if midway.followers().next().is_some() {
+            assert!(now.iter().zip(midway.scores()).any(|(a, b)| a > b), "seed {seed}");
+        }
+    }
+}
