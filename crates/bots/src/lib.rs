@@ -1,0 +1,121 @@
+//! Bots: programs that play a seat from what its player sees.
+//!
+//! A bot decides from a [`PublicGame`], the game without its bag's order
+//! or seed, so it cannot use hidden information: the type has none. Its
+//! randomness is its own seeded stream ([`Stream`]), so that a bot of a
+//! given level and seed decides the same in the same position.
+//!
+//! Levels:
+//! - [`Level::Random`]: any legal choice, uniformly;
+//! - [`Level::Greedy`]: the choice that leaves the seat best placed if the
+//!   game ended right after it ([`Game::scores_if_ended_now`]: the scores
+//!   so far, unfinished features and farms as the final scoring counts
+//!   them): its own projected score less the best other seat's. Ties go
+//!   to the bot's stream.
+
+#[cfg(test)]
+mod tests;
+
+use carcassonne_engine::{Actor, Command, Game, PublicGame, Seat, Seed, Stream};
+
+/// How a bot plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Level {
+    Random,
+    Greedy,
+}
+
+impl Level {
+    /// Every level, weakest first.
+    pub const ALL: [Level; 2] = [Level::Random, Level::Greedy];
+
+    /// Its name, as the command line and the API spell it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::Random => "random",
+            Level::Greedy => "greedy",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Level> {
+        Level::ALL.into_iter().find(|level| level.name() == name)
+    }
+}
+
+/// A bot of one level with its own random stream.
+pub struct Bot {
+    level: Level,
+    stream: Stream,
+}
+
+impl Bot {
+    pub fn new(level: Level, seed: Seed) -> Bot {
+        Bot {
+            level,
+            stream: Stream::new(&seed),
+        }
+    }
+
+    pub fn level(&self) -> Level {
+        self.level
+    }
+
+    /// The seat's choice for the decision pending in `game`, if it is a
+    /// seat's (a draw is the dealer's) and there is a choice to make.
+    pub fn decide(&mut self, game: &PublicGame) -> Option<(Seat, Command)> {
+        let seat = game.game().pending().player()?;
+        let choices = game.game().legal_commands();
+        if choices.is_empty() {
+            return None;
+        }
+        let choice = match self.level {
+            Level::Random => choices[self.below(choices.len())],
+            Level::Greedy => self.greedy(game, seat, &choices),
+        };
+        Some((seat, choice))
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        self.stream.below(u32::try_from(n).unwrap_or(u32::MAX)) as usize
+    }
+
+    fn greedy(&mut self, game: &PublicGame, seat: Seat, choices: &[Command]) -> Command {
+        // Any order of the bag will do: the value of a choice is read
+        // before the next tile matters.
+        let playable = game.deal(|_| {});
+        let mut best: Vec<Command> = Vec::new();
+        let mut best_value = i64::MIN;
+        for &choice in choices {
+            let mut after = playable.clone();
+            if after.execute(Actor::Seat(seat), &choice, &mut ()).is_err() {
+                continue;
+            }
+            let value = margin(&after, seat);
+            if value > best_value {
+                best_value = value;
+                best.clear();
+            }
+            if value == best_value {
+                best.push(choice);
+            }
+        }
+        match best.len() {
+            0 => choices[0],
+            n => best[self.below(n)],
+        }
+    }
+}
+
+/// `seat`'s projected score less the best other seat's.
+fn margin(game: &Game, seat: Seat) -> i64 {
+    let scores = game.scores_if_ended_now();
+    let own = scores.get(seat.index()).copied().unwrap_or(0);
+    let best_other = scores
+        .iter()
+        .enumerate()
+        .filter(|&(other, _)| other != seat.index())
+        .map(|(_, &score)| score)
+        .max()
+        .unwrap_or(0);
+    i64::from(own) - i64::from(best_other)
+}

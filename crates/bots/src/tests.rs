@@ -1,0 +1,135 @@
+//! The bots' tests: every level plays whole games of every rule
+//! combination legally, decides the same for the same seed, sees only the
+//! public game, and greedy is stronger than random.
+
+use carcassonne_engine::{Actor, Command, Expansion, Game, Rules, Seed, Setup};
+
+use super::{Bot, Level};
+
+fn combinations() -> [Rules; 4] {
+    let base = Rules::default();
+    let river = base.with(Expansion::River);
+    [
+        base,
+        river,
+        base.with(Expansion::Count),
+        river.with(Expansion::Count),
+    ]
+}
+
+fn new_game(rules: Rules, players: usize, seed: u64) -> Game {
+    let mut game = Game::new(Setup {
+        rules,
+        players: (0..players).map(|i| format!("P{i}")).collect(),
+        tiles: None,
+        seed: Some(Seed::from_u64(seed)),
+        time_control: None,
+    });
+    game.run_automatic(&mut Vec::new(), &mut ());
+    game
+}
+
+/// Plays `game` to its end with one bot per seat; returns every decision.
+fn play(game: &mut Game, bots: &mut [Bot]) -> Vec<Command> {
+    let mut decisions = Vec::new();
+    while !game.is_finished() {
+        let public = game.public();
+        let seat = game.pending().player().expect("a seat decides");
+        let (decider, command) = bots[seat.index()].decide(&public).expect("a choice");
+        assert_eq!(decider, seat);
+        assert!(
+            game.legal_commands().contains(&command),
+            "{command:?} is not legal"
+        );
+        game.execute(Actor::Seat(seat), &command, &mut ())
+            .unwrap_or_else(|e| panic!("{command:?} refused: {e}"));
+        decisions.push(command);
+    }
+    decisions
+}
+
+fn bots(level: Level, players: usize, seed: u64) -> Vec<Bot> {
+    (0..players)
+        .map(|seat| Bot::new(level, Seed::from_u64(seed * 10 + seat as u64)))
+        .collect()
+}
+
+#[test]
+fn every_level_plays_whole_games_of_every_rule_combination_legally() {
+    for level in Level::ALL {
+        for (index, rules) in combinations().into_iter().enumerate() {
+            for players in 2..=5 {
+                let seed = (index * 10 + players) as u64;
+                let mut game = new_game(rules, players, seed);
+                let decisions = play(&mut game, &mut bots(level, players, seed));
+                assert!(game.is_finished(), "{level:?}, rules {index}, {players} players");
+                assert!(decisions.len() > 50);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_bot_of_one_level_and_seed_decides_the_same_in_the_same_game() {
+    for level in Level::ALL {
+        let rules = combinations()[3];
+        let first = play(&mut new_game(rules, 3, 5), &mut bots(level, 3, 9));
+        let again = play(&mut new_game(rules, 3, 5), &mut bots(level, 3, 9));
+        assert_eq!(first, again, "{level:?}");
+        let other = play(&mut new_game(rules, 3, 5), &mut bots(level, 3, 10));
+        assert_ne!(first, other, "{level:?}: another seed plays otherwise");
+    }
+}
+
+#[test]
+fn games_that_differ_only_in_the_order_of_the_bag_give_a_bot_the_same_input_and_decision() {
+    for level in Level::ALL {
+        for (index, rules) in combinations().into_iter().enumerate() {
+            let mut game = new_game(rules, 2, index as u64);
+            let mut players = bots(Level::Random, 2, 1);
+            for _ in 0..20 {
+                let seat = game.pending().player().unwrap();
+                let (_, command) = players[seat.index()].decide(&game.public()).unwrap();
+                game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+            }
+            // Two deals of what is left: different bags, one public game.
+            let public = game.public();
+            let forward = public.deal(|_| {});
+            let backward = public.deal(|tiles| tiles.reverse());
+            assert_ne!(forward, backward, "rules {index}: the bags differ");
+            assert_eq!(forward.public(), backward.public(), "rules {index}");
+            let decide = |game: &Game| Bot::new(level, Seed::from_u64(3)).decide(&game.public());
+            assert_eq!(decide(&forward), decide(&backward), "{level:?}, rules {index}");
+        }
+    }
+}
+
+#[test]
+fn greedy_wins_most_duels_against_random() {
+    let games = 20;
+    let mut greedy_wins = 0;
+    for n in 0..games {
+        // Greedy takes the first seat in half of the games.
+        let greedy_seat = (n % 2) as usize;
+        let mut players = vec![
+            Bot::new(Level::Random, Seed::from_u64(100 + n)),
+            Bot::new(Level::Random, Seed::from_u64(200 + n)),
+        ];
+        players[greedy_seat] = Bot::new(Level::Greedy, Seed::from_u64(300 + n));
+        let mut game = new_game(Rules::default(), 2, 1000 + n);
+        play(&mut game, &mut players);
+        let scores = game.scores();
+        if scores[greedy_seat] > scores[1 - greedy_seat] {
+            greedy_wins += 1;
+        }
+    }
+    assert!(greedy_wins >= 18, "greedy won {greedy_wins} of {games}");
+}
+
+#[test]
+fn levels_are_named_as_the_command_line_spells_them() {
+    for level in Level::ALL {
+        assert_eq!(Level::from_name(level.name()), Some(level));
+    }
+    assert_eq!(Level::from_name("grandmaster"), None);
+}
