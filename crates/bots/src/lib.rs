@@ -11,10 +11,17 @@
 //!   game ended right after it ([`Game::scores_if_ended_now`]: the scores
 //!   so far, unfinished features and farms as the final scoring counts
 //!   them): its own projected score less the best other seat's. Ties go
-//!   to the bot's stream.
+//!   to the bot's stream;
+//! - [`Level::Search`]: information-set Monte Carlo tree search
+//!   ([`search`]), each iteration on a fresh deal of what is left in the
+//!   bag, for a budget of iterations (or, through [`Bot::search`], of
+//!   whatever the caller counts, such as its own clock).
 
+mod search;
 #[cfg(test)]
 mod tests;
+
+pub use search::Searched;
 
 use carcassonne_engine::{Actor, Command, Game, PublicGame, Seat, Seed, Stream};
 
@@ -23,22 +30,46 @@ use carcassonne_engine::{Actor, Command, Game, PublicGame, Seat, Seed, Stream};
 pub enum Level {
     Random,
     Greedy,
+    /// The tree search, `iterations` a decision.
+    Search {
+        iterations: u32,
+    },
 }
 
-impl Level {
-    /// Every level, weakest first.
-    pub const ALL: [Level; 2] = [Level::Random, Level::Greedy];
+/// The search's iterations a decision when its name gives none.
+pub const DEFAULT_ITERATIONS: u32 = 2_000;
+/// The most iterations a name may ask for.
+pub const MAX_ITERATIONS: u32 = 10_000_000;
 
-    /// Its name, as the command line and the API spell it.
-    pub fn name(self) -> &'static str {
+impl Level {
+    /// The default search.
+    pub const SEARCH: Level = Level::Search {
+        iterations: DEFAULT_ITERATIONS,
+    };
+
+    /// Its name, as the command line and the API spell it: `random`,
+    /// `greedy`, `search` (the default budget) or `search:N` (N iterations).
+    pub fn name(self) -> String {
         match self {
-            Level::Random => "random",
-            Level::Greedy => "greedy",
+            Level::Random => "random".to_owned(),
+            Level::Greedy => "greedy".to_owned(),
+            Level::SEARCH => "search".to_owned(),
+            Level::Search { iterations } => format!("search:{iterations}"),
         }
     }
 
     pub fn from_name(name: &str) -> Option<Level> {
-        Level::ALL.into_iter().find(|level| level.name() == name)
+        match name {
+            "random" => Some(Level::Random),
+            "greedy" => Some(Level::Greedy),
+            "search" => Some(Level::SEARCH),
+            _ => {
+                let iterations: u32 = name.strip_prefix("search:")?.parse().ok()?;
+                (1..=MAX_ITERATIONS)
+                    .contains(&iterations)
+                    .then_some(Level::Search { iterations })
+            }
+        }
     }
 }
 
@@ -71,6 +102,11 @@ impl Bot {
         let choice = match self.level {
             Level::Random => choices[self.below(choices.len())],
             Level::Greedy => self.greedy(game, seat, &choices),
+            // One choice needs no search.
+            Level::Search { .. } if choices.len() == 1 => choices[0],
+            Level::Search { iterations } => self
+                .search(game, seat, |done| done >= iterations)
+                .map_or(choices[0], |searched| searched.best),
         };
         Some((seat, choice))
     }

@@ -6,6 +6,9 @@ use carcassonne_engine::{Actor, Command, Expansion, Game, Rules, Seed, Setup};
 
 use super::{Bot, Level};
 
+/// Every level at a budget the tests can afford.
+const LEVELS: [Level; 3] = [Level::Random, Level::Greedy, Level::Search { iterations: 8 }];
+
 fn combinations() -> [Rules; 4] {
     let base = Rules::default();
     let river = base.with(Expansion::River);
@@ -56,7 +59,7 @@ fn bots(level: Level, players: usize, seed: u64) -> Vec<Bot> {
 
 #[test]
 fn every_level_plays_whole_games_of_every_rule_combination_legally() {
-    for level in Level::ALL {
+    for level in LEVELS {
         for (index, rules) in combinations().into_iter().enumerate() {
             for players in 2..=5 {
                 let seed = (index * 10 + players) as u64;
@@ -71,7 +74,7 @@ fn every_level_plays_whole_games_of_every_rule_combination_legally() {
 
 #[test]
 fn a_bot_of_one_level_and_seed_decides_the_same_in_the_same_game() {
-    for level in Level::ALL {
+    for level in LEVELS {
         let rules = combinations()[3];
         let first = play(&mut new_game(rules, 3, 5), &mut bots(level, 3, 9));
         let again = play(&mut new_game(rules, 3, 5), &mut bots(level, 3, 9));
@@ -83,7 +86,7 @@ fn a_bot_of_one_level_and_seed_decides_the_same_in_the_same_game() {
 
 #[test]
 fn games_that_differ_only_in_the_order_of_the_bag_give_a_bot_the_same_input_and_decision() {
-    for level in Level::ALL {
+    for level in LEVELS {
         for (index, rules) in combinations().into_iter().enumerate() {
             let mut game = new_game(rules, 2, index as u64);
             let mut players = bots(Level::Random, 2, 1);
@@ -128,8 +131,52 @@ fn greedy_wins_most_duels_against_random() {
 
 #[test]
 fn levels_are_named_as_the_command_line_spells_them() {
-    for level in Level::ALL {
-        assert_eq!(Level::from_name(level.name()), Some(level));
+    for level in LEVELS {
+        assert_eq!(Level::from_name(&level.name()), Some(level));
     }
-    assert_eq!(Level::from_name("grandmaster"), None);
+    assert_eq!(Level::from_name("search"), Some(Level::SEARCH));
+    assert_eq!(
+        Level::from_name("search:500"),
+        Some(Level::Search { iterations: 500 })
+    );
+    for wrong in [
+        "grandmaster",
+        "search:0",
+        "search:-1",
+        "search:",
+        "search:99999999999",
+    ] {
+        assert_eq!(Level::from_name(wrong), None, "{wrong}");
+    }
+}
+
+#[test]
+fn the_search_runs_its_budget_asking_after_each_iteration_and_chooses_a_legal_choice() {
+    let mut game = new_game(combinations()[1], 3, 77);
+    let mut random = Bot::new(Level::Random, Seed::from_u64(1));
+    for _ in 0..10 {
+        let seat = game.pending().player().unwrap();
+        let (_, command) = random.decide(&game.public()).unwrap();
+        game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+    }
+    let seat = game.pending().player().unwrap();
+    let mut bot = Bot::new(Level::Greedy, Seed::from_u64(2));
+    let mut asked = Vec::new();
+    let searched = bot
+        .search(&game.public(), seat, |done| {
+            asked.push(done);
+            done >= 40
+        })
+        .unwrap();
+    assert_eq!(searched.iterations, 40);
+    assert_eq!(
+        asked,
+        (1..=40).collect::<Vec<_>>(),
+        "the budget is asked after every iteration"
+    );
+    assert!(game.legal_commands().contains(&searched.best));
+    // A budget of one iteration still answers.
+    let once = bot.search(&game.public(), seat, |_| true).unwrap();
+    assert_eq!(once.iterations, 1);
+    assert!(game.legal_commands().contains(&once.best));
 }
