@@ -77,10 +77,7 @@ impl Bot {
         let mut game = public.deal(|tiles| self.stream.shuffle(tiles));
         let mut path: Vec<usize> = Vec::new();
         // Selection and expansion.
-        loop {
-            let Some(mover) = game.pending().player() else {
-                break;
-            };
+        while let Some(mover) = game.pending().player() {
             let legal = game.legal_commands();
             if legal.is_empty() {
                 break;
