@@ -1,0 +1,141 @@
+//! The bots' strength and speed. `cargo bench -p carcassonne-bots --bench strength`.
+//!
+//! 1. Speed: random playouts from a mid-game position (the search's
+//!    simulations) per second on one core, against the engine's own rate
+//!    of whole random 2-player games in the same run (the baseline).
+//! 2. Strength: matches of `STRENGTH_GAMES` [20] 2-player games per pair
+//!    of levels, the first seat alternating, for the base game and for
+//!    River + Count: the first level's win rate with its 95% Wilson
+//!    interval, and its average score margin. Pairs: greedy vs random,
+//!    search vs greedy, strong search vs search. `STRENGTH_ITERATIONS`
+//!    [500] is the search's budget a decision, `STRENGTH_STRONG` [2000]
+//!    the strong one's.
+
+// A bench: a failed step should stop it loudly.
+#![allow(clippy::unwrap_used)]
+
+use std::time::Instant;
+
+use carcassonne_bots::{Bot, Level};
+use carcassonne_engine::{Actor, Expansion, Game, Rules, Seed, Setup};
+
+fn env(name: &str, default: u32) -> u32 {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(default)
+}
+
+fn new_game(rules: Rules, seed: u64) -> Game {
+    let mut game = Game::new(Setup {
+        rules,
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: Some(Seed::from_u64(seed)),
+        time_control: None,
+    });
+    game.run_automatic(&mut Vec::new(), &mut ());
+    game
+}
+
+/// Plays `game` to its end, seat i by `bots[i]`.
+fn play(game: &mut Game, bots: &mut [Bot]) {
+    while let Some(seat) = game.pending().player() {
+        let (_, command) = bots[seat.index()].decide(&game.public()).unwrap();
+        game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+    }
+}
+
+fn speed() {
+    let mut random = Bot::new(Level::Random, Seed::from_u64(1));
+    // The baseline: whole random games.
+    let started = Instant::now();
+    let mut games = 0u64;
+    while started.elapsed().as_secs_f64() < 2.0 {
+        let mut game = new_game(Rules::default(), games);
+        play(&mut game, std::slice::from_mut(&mut random));
+        games += 1;
+    }
+    let games_per_second = games as f64 / started.elapsed().as_secs_f64();
+    // The search's simulations from turn 30 of a game.
+    let mut game = new_game(Rules::default(), 99);
+    for _ in 0..60 {
+        let seat = game.pending().player().unwrap();
+        let (_, command) = random.decide(&game.public()).unwrap();
+        game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+    }
+    let seat = game.pending().player().unwrap();
+    let mut searcher = Bot::new(Level::Random, Seed::from_u64(2));
+    let started = Instant::now();
+    let searched = searcher
+        .search(&game.public(), seat, |_| started.elapsed().as_secs_f64() >= 2.0)
+        .unwrap();
+    let simulations = f64::from(searched.iterations) / started.elapsed().as_secs_f64();
+    println!("speed, one core:");
+    println!("  whole random 2-player games (baseline): {games_per_second:.0}/s");
+    println!(
+        "  search iterations from turn 30 (a deal, a walk, a random playout): {simulations:.0}/s ({:.2} of the baseline)",
+        simulations / games_per_second
+    );
+}
+
+/// Wilson's 95% interval of `wins` in `n`.
+fn wilson(wins: f64, n: f64) -> (f64, f64) {
+    let z = 1.96;
+    let p = wins / n;
+    let centre = (p + z * z / (2.0 * n)) / (1.0 + z * z / n);
+    let half = z * ((p * (1.0 - p) / n + z * z / (4.0 * n * n)).sqrt()) / (1.0 + z * z / n);
+    (centre - half, centre + half)
+}
+
+fn matches(first: Level, second: Level, rules: Rules, label: &str, games: u32) {
+    let started = Instant::now();
+    let mut wins = 0.0;
+    let mut margin = 0i64;
+    for n in 0..games {
+        let first_seat = (n % 2) as usize;
+        let mut bots = vec![
+            Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 1)),
+            Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 2)),
+        ];
+        bots[first_seat] = Bot::new(first, Seed::from_u64(u64::from(n) * 2 + 1));
+        let mut game = new_game(rules, 10_000 + u64::from(n / 2));
+        play(&mut game, &mut bots);
+        let scores = game.scores();
+        let (mine, theirs) = (scores[first_seat], scores[1 - first_seat]);
+        wins += match mine.cmp(&theirs) {
+            std::cmp::Ordering::Greater => 1.0,
+            std::cmp::Ordering::Equal => 0.5,
+            std::cmp::Ordering::Less => 0.0,
+        };
+        margin += i64::from(mine) - i64::from(theirs);
+    }
+    let n = f64::from(games);
+    let (low, high) = wilson(wins, n);
+    println!(
+        "  {label}: {} vs {}: wins {:.0}% (95% CI {:.0}–{:.0}%), margin {:+.1} a game, {games} games in {:.0} s",
+        first.name(),
+        second.name(),
+        100.0 * wins / n,
+        100.0 * low,
+        100.0 * high,
+        margin as f64 / n,
+        started.elapsed().as_secs_f64()
+    );
+}
+
+fn main() {
+    speed();
+    let games = env("STRENGTH_GAMES", 20);
+    let search = Level::Search {
+        iterations: env("STRENGTH_ITERATIONS", 500),
+    };
+    let strong = Level::Search {
+        iterations: env("STRENGTH_STRONG", 2_000),
+    };
+    println!("strength, 2 players, first seat alternating:");
+    let base = Rules::default();
+    let both = base.with(Expansion::River).with(Expansion::Count);
+    for (rules, label) in [(base, "base"), (both, "River+Count")] {
+        matches(Level::Greedy, Level::Random, rules, label, games);
+        matches(search, Level::Greedy, rules, label, games);
+        matches(strong, search, rules, label, games);
+    }
+}
