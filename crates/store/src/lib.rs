@@ -142,6 +142,8 @@ mod event;
 mod hub;
 mod ids;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 pub(crate) mod sled_store;
 mod store;
 mod written;
@@ -157,6 +159,8 @@ pub use event::{Actor, Appended, GamePage, GameSummary, Hash, NewEvent, StoredEv
 pub use hub::EventReceiver;
 pub use ids::{GameId, MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, RequestId};
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use sled_store::{BackupReport, Restored, SledStore, check_backup};
 pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).
