@@ -253,9 +253,8 @@ fn unsafe_durability_settings_are_refused() {
         .unwrap();
 }
 
-/// Without PostgreSQL installed and CARCASSONNE_PG_TESTS=1, the tests
-/// fail rather than pass by skipping: checked here by its message's
-/// presence in the helper, since this machine may have PostgreSQL.
+/// With `CARCASSONNE_PG_TESTS=1` (CI) the PostgreSQL cases ran: a missing
+/// PostgreSQL fails them instead of skipping them.
 #[test]
 fn the_postgres_tests_ran_when_required() {
     if std::env::var("CARCASSONNE_PG_TESTS").as_deref() == Ok("1") {
