@@ -40,10 +40,20 @@
 //! version checks — runs in parallel for different games, and appends to
 //! different games never wait for each other's game rows. Store-wide
 //! append throughput is bounded by one WAL flush per append (PostgreSQL's
-//! group commit cannot merge them); measured in the hundreds to thousands
-//! per second on a local disk, plenty for board games, and the price of a
-//! gapless, commit-ordered global position without tracking in-flight
-//! transactions.
+//! group commit cannot merge them): on the development VM (PostgreSQL 15,
+//! `fsync` on, local disk) about 560 appends a second from one writer and
+//! 625 from eight writers on eight games. That is the price of a gapless,
+//! commit-ordered global position without tracking in-flight transactions
+//! (the alternative: take positions freely and expose only those below
+//! the oldest uncommitted one, which lets commits overlap).
+//!
+//! # Calling it
+//!
+//! The driver is the synchronous `postgres` crate (which runs its own small
+//! runtime per connection): like every read of the trait, appends must not
+//! be called on an async runtime's worker thread (use `spawn_blocking`).
+//! `last_position`, `subscribe_game` and `subscribe_all` never touch the
+//! database and may be called anywhere.
 //!
 //! # Subscriptions across nodes
 //!
