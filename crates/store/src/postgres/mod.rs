@@ -121,7 +121,8 @@ type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 /// server nodes. See the module documentation for the schema and how the
 /// global order is kept.
 pub struct PgStore {
-    shared: Arc<Shared>,
+    /// Always there but in `drop`, which hands it to a plain thread.
+    shared: Option<Arc<Shared>>,
     follower: Option<JoinHandle<()>>,
 }
 
@@ -168,6 +169,10 @@ impl PgStore {
     /// appends. Only `config.durability`, `config.clock` and
     /// `config.subscription_capacity` apply here.
     pub fn open(url: &str, config: StoreConfig) -> Result<PgStore> {
+        blocking(|| PgStore::open_here(url, config))
+    }
+
+    fn open_here(url: &str, config: StoreConfig) -> Result<PgStore> {
         let mut pg_config: Config = url
             .parse()
             .map_err(|error| StoreError::InvalidArgument(format!("bad PostgreSQL address: {error}")))?;
@@ -206,18 +211,45 @@ impl PgStore {
                 .spawn(move || follow(&shared, &pg_config))?
         };
         Ok(PgStore {
-            shared,
+            shared: Some(shared),
             follower: Some(follower),
         })
     }
 }
 
+impl PgStore {
+    fn shared(&self) -> &Shared {
+        self.shared
+            .as_ref()
+            .expect("the store's state is gone only in drop")
+    }
+}
+
+/// Runs `f`, which calls the synchronous driver, where it may block: here
+/// on a plain thread (or in `spawn_blocking`), in `block_in_place` on a
+/// multi-threaded runtime's worker, and on a thread of its own on a
+/// current-thread runtime (the driver's own `block_on` would panic there).
+fn blocking<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Err(_) => f(),
+        Ok(handle) if handle.runtime_flavor() == RuntimeFlavor::MultiThread => tokio::task::block_in_place(f),
+        Ok(_) => std::thread::scope(|scope| match scope.spawn(f).join() {
+            Ok(value) => value,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }),
+    }
+}
+
 impl Drop for PgStore {
     fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
+        let Some(shared) = self.shared.take() else { return };
+        shared.stop.store(true, Ordering::SeqCst);
         if let Some(follower) = self.follower.take() {
             let _ = follower.join();
         }
+        // Closing the pool's connections blocks in the driver.
+        blocking(move || drop(shared));
     }
 }
 
@@ -493,7 +525,7 @@ fn summary(game: GameId, row: &postgres::Row) -> GameSummary {
 
 impl EventStore for PgStore {
     fn now_millis(&self) -> u64 {
-        self.shared.clock.now_millis()
+        self.shared().clock.now_millis()
     }
 
     fn write_at(
@@ -504,83 +536,91 @@ impl EventStore for PgStore {
         time_millis: u64,
         events: &[NewEvent],
     ) -> Result<Written> {
-        chain::check_batch(game, request_id, events)?;
-        let appended = self
-            .shared
-            .append(game, expected_seq, request_id, time_millis, events)?;
-        // Committed: this node's subscribers get it before the caller hears
-        // of it. Should the read fail, the follower publishes it later.
-        let _ = self.shared.publish_up_to(Some(appended.last_position));
-        Ok(Written::durable(appended))
+        blocking(|| {
+            chain::check_batch(game, request_id, events)?;
+            let appended = self
+                .shared()
+                .append(game, expected_seq, request_id, time_millis, events)?;
+            // Committed: this node's subscribers get it before the caller hears
+            // of it. Should the read fail, the follower publishes it later.
+            let _ = self.shared().publish_up_to(Some(appended.last_position));
+            Ok(Written::durable(appended))
+        })
     }
 
     fn find_request(&self, game: &GameId, request_id: &RequestId) -> Result<Option<Written>> {
-        if request_id.is_none() {
-            return Ok(None);
-        }
-        let mut client = self.shared.client()?;
-        Ok(find_request(&mut *client, game, request_id)?.map(Written::durable))
+        blocking(|| {
+            if request_id.is_none() {
+                return Ok(None);
+            }
+            let mut client = self.shared().client()?;
+            Ok(find_request(&mut *client, game, request_id)?.map(Written::durable))
+        })
     }
 
     fn read_game(&self, game: &GameId, from_seq: u64) -> Result<Vec<StoredEvent>> {
-        self.shared.read_stream(game, from_seq, usize::MAX)
+        blocking(|| self.shared().read_stream(game, from_seq, usize::MAX))
     }
 
     fn read_game_chunk(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        self.shared.read_stream(game, from_seq, limit)
+        blocking(|| self.shared().read_stream(game, from_seq, limit))
     }
 
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        self.shared.read_all(from_position, limit)
+        blocking(|| self.shared().read_all(from_position, limit))
     }
 
     fn game(&self, game: &GameId) -> Result<Option<GameSummary>> {
-        let row = self
-            .shared
-            .client()?
-            .query_opt(
-                "SELECT last_seq, created_millis FROM games WHERE game = $1",
-                &[&game.as_str()],
-            )
-            .map_err(pg_error)?;
-        Ok(row.map(|row| summary(game.clone(), &row)))
+        blocking(|| {
+            let row = self
+                .shared()
+                .client()?
+                .query_opt(
+                    "SELECT last_seq, created_millis FROM games WHERE game = $1",
+                    &[&game.as_str()],
+                )
+                .map_err(pg_error)?;
+            Ok(row.map(|row| summary(game.clone(), &row)))
+        })
     }
 
     fn list_games(&self, page_token: Option<&str>, page_size: usize) -> Result<GamePage> {
-        let after = page_token.map(store::parse_page_token).transpose()?;
-        let page_size = store::clamp_page_size(page_size);
-        let rows = self
-            .shared
-            .client()?
-            .query(
-                "SELECT game, last_seq, created_millis FROM games \
-                 WHERE ($1::text IS NULL OR game > $1) ORDER BY game LIMIT $2",
-                &[&after.as_ref().map(GameId::as_str), &to_db(page_size as u64 + 1)],
-            )
-            .map_err(pg_error)?;
-        let mut games = Vec::with_capacity(rows.len());
-        let mut damaged = Vec::new();
-        for row in &rows {
-            let id: &str = row.get("game");
-            match GameId::new(id) {
-                Ok(game) => games.push(summary(game, row)),
-                Err(error) => damaged.push(crate::Corruption {
-                    game: id.to_owned(),
-                    seq: 0,
-                    detail: error.to_string(),
-                }),
+        blocking(|| {
+            let after = page_token.map(store::parse_page_token).transpose()?;
+            let page_size = store::clamp_page_size(page_size);
+            let rows = self
+                .shared()
+                .client()?
+                .query(
+                    "SELECT game, last_seq, created_millis FROM games \
+                     WHERE ($1::text IS NULL OR game > $1) ORDER BY game LIMIT $2",
+                    &[&after.as_ref().map(GameId::as_str), &to_db(page_size as u64 + 1)],
+                )
+                .map_err(pg_error)?;
+            let mut games = Vec::with_capacity(rows.len());
+            let mut damaged = Vec::new();
+            for row in &rows {
+                let id: &str = row.get("game");
+                match GameId::new(id) {
+                    Ok(game) => games.push(summary(game, row)),
+                    Err(error) => damaged.push(crate::Corruption {
+                        game: id.to_owned(),
+                        seq: 0,
+                        detail: error.to_string(),
+                    }),
+                }
             }
-        }
-        let next_page_token = if rows.len() > page_size {
-            games.truncate(page_size);
-            games.last().map(|last| store::page_token_after(&last.game))
-        } else {
-            None
-        };
-        Ok(GamePage {
-            games,
-            next_page_token,
-            damaged,
+            let next_page_token = if rows.len() > page_size {
+                games.truncate(page_size);
+                games.last().map(|last| store::page_token_after(&last.game))
+            } else {
+                None
+            };
+            Ok(GamePage {
+                games,
+                next_page_token,
+                damaged,
+            })
         })
     }
 
@@ -588,110 +628,114 @@ impl EventStore for PgStore {
     /// is included once acknowledged, another node's once its notification
     /// arrived. Never blocks on the database.
     fn last_position(&self) -> u64 {
-        self.shared.last_published.load(Ordering::SeqCst)
+        self.shared().last_published.load(Ordering::SeqCst)
     }
 
     fn subscribe_game(&self, game: &GameId) -> EventReceiver {
-        self.shared.hub.subscribe_game(game)
+        self.shared().hub.subscribe_game(game)
     }
 
     fn subscribe_all(&self) -> EventReceiver {
-        self.shared.hub.subscribe_all()
+        self.shared().hub.subscribe_all()
     }
 
     fn verify_game(&self, game: &GameId) -> Result<VerifyReport> {
-        let mut report = VerifyReport {
-            games: 1,
-            ..VerifyReport::default()
-        };
-        match self.shared.read_stream(game, 1, usize::MAX) {
-            Ok(events) => report.events = events.len() as u64,
-            Err(error @ StoreError::NotFound(_)) => return Err(error),
-            Err(error) => match error.corruption() {
-                Some(corruption) => report.problems.push(corruption),
-                None => return Err(error),
-            },
-        }
-        Ok(report)
+        blocking(|| {
+            let mut report = VerifyReport {
+                games: 1,
+                ..VerifyReport::default()
+            };
+            match self.shared().read_stream(game, 1, usize::MAX) {
+                Ok(events) => report.events = events.len() as u64,
+                Err(error @ StoreError::NotFound(_)) => return Err(error),
+                Err(error) => match error.corruption() {
+                    Some(corruption) => report.problems.push(corruption),
+                    None => return Err(error),
+                },
+            }
+            Ok(report)
+        })
     }
 
     fn verify_all(&self) -> Result<VerifyReport> {
-        // The global index up to what was committed when the check began:
-        // positions are committed in order, so all of them are visible.
-        let last: i64 = self
-            .shared
-            .client()?
-            .query_one("SELECT last_position FROM position_counter", &[])
-            .map_err(pg_error)?
-            .get(0);
-        let last = from_db(last);
-        let mut report = VerifyReport::default();
-        let mut from = 1;
-        while from <= last {
-            let rows = self
-                .shared
+        blocking(|| {
+            // The global index up to what was committed when the check began:
+            // positions are committed in order, so all of them are visible.
+            let last: i64 = self
+                .shared()
                 .client()?
-                .query(
-                    "SELECT global_position, game, seq, envelope FROM events \
-                     WHERE global_position >= $1 AND global_position <= $2 \
-                     ORDER BY global_position LIMIT 10000",
-                    &[&to_db(from), &to_db(last)],
-                )
-                .map_err(pg_error)?;
-            if rows.is_empty() {
-                break;
-            }
-            for row in &rows {
-                let position = from_db(row.get(0));
-                if position != from {
-                    report
-                        .index_problems
-                        .push((from, format!("no event (the next is at {position})")));
+                .query_one("SELECT last_position FROM position_counter", &[])
+                .map_err(pg_error)?
+                .get(0);
+            let last = from_db(last);
+            let mut report = VerifyReport::default();
+            let mut from = 1;
+            while from <= last {
+                let rows = self
+                    .shared()
+                    .client()?
+                    .query(
+                        "SELECT global_position, game, seq, envelope FROM events \
+                         WHERE global_position >= $1 AND global_position <= $2 \
+                         ORDER BY global_position LIMIT 10000",
+                        &[&to_db(from), &to_db(last)],
+                    )
+                    .map_err(pg_error)?;
+                if rows.is_empty() {
+                    break;
                 }
-                let (game, seq): (&str, i64) = (row.get(1), row.get(2));
-                let bytes: &[u8] = row.get(3);
-                match crate::envelope::decode(bytes) {
-                    Ok(event)
-                        if event.position == position
-                            && event.game.as_str() == game
-                            && event.seq == from_db(seq) => {}
-                    Ok(event) => report.index_problems.push((
-                        position,
-                        format!(
-                            "holds game {:?} event {} at position {}",
-                            event.game.as_str(),
-                            event.seq,
-                            event.position
-                        ),
-                    )),
-                    // The game's own check names the damaged envelope.
-                    Err(_) => {}
+                for row in &rows {
+                    let position = from_db(row.get(0));
+                    if position != from {
+                        report
+                            .index_problems
+                            .push((from, format!("no event (the next is at {position})")));
+                    }
+                    let (game, seq): (&str, i64) = (row.get(1), row.get(2));
+                    let bytes: &[u8] = row.get(3);
+                    match crate::envelope::decode(bytes) {
+                        Ok(event)
+                            if event.position == position
+                                && event.game.as_str() == game
+                                && event.seq == from_db(seq) => {}
+                        Ok(event) => report.index_problems.push((
+                            position,
+                            format!(
+                                "holds game {:?} event {} at position {}",
+                                event.game.as_str(),
+                                event.seq,
+                                event.position
+                            ),
+                        )),
+                        // The game's own check names the damaged envelope.
+                        Err(_) => {}
+                    }
+                    from = position + 1;
                 }
-                from = position + 1;
             }
-        }
-        let mut token = None;
-        loop {
-            let page = self.list_games(token.as_deref(), store::MAX_PAGE_SIZE)?;
-            for game in &page.games {
-                let one = self.verify_game(&game.game)?;
-                report.games += one.games;
-                report.events += one.events;
-                report.problems.extend(one.problems);
+            let mut token = None;
+            loop {
+                let page = self.list_games(token.as_deref(), store::MAX_PAGE_SIZE)?;
+                for game in &page.games {
+                    let one = self.verify_game(&game.game)?;
+                    report.games += one.games;
+                    report.events += one.events;
+                    report.problems.extend(one.problems);
+                }
+                report.problems.extend(page.damaged);
+                match page.next_page_token {
+                    Some(next) => token = Some(next),
+                    None => break,
+                }
             }
-            report.problems.extend(page.damaged);
-            match page.next_page_token {
-                Some(next) => token = Some(next),
-                None => break,
-            }
-        }
-        Ok(report)
+            Ok(report)
+        })
     }
 
     fn storage_problem(&self) -> Option<String> {
-        match self.shared.client() {
+        blocking(|| match self.shared().client() {
             Ok(_) => None,
             Err(error) => Some(error.to_string()),
-        }
+        })
     }
 }

@@ -261,3 +261,34 @@ fn the_postgres_tests_ran_when_required() {
         assert!(cluster().is_some());
     }
 }
+
+/// The server calls some reads from async tasks: the store must open,
+/// answer and close there too, on either kind of runtime, instead of
+/// panicking in its synchronous driver.
+#[test]
+fn calls_from_an_async_task_work() {
+    let Some((_cluster, url)) = pg() else { return };
+    let runtimes = [
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .build()
+            .unwrap(),
+        tokio::runtime::Builder::new_current_thread().build().unwrap(),
+    ];
+    for (n, runtime) in (0u64..).zip(runtimes) {
+        let url = url.clone();
+        let (events, last) = runtime.block_on(async move {
+            tokio::spawn(async move {
+                let store = open(&url);
+                let id = game("async");
+                store.append(&id, n, &RequestId::none(), &[event(b"x")]).unwrap();
+                let read = (store.read_game(&id, 1).unwrap().len(), store.last_position());
+                drop(store);
+                read
+            })
+            .await
+            .unwrap()
+        });
+        assert_eq!((events as u64, last), (n + 1, n + 1));
+    }
+}
