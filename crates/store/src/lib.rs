@@ -46,6 +46,14 @@
 //!   sequence number, never returned as data and never a panic.
 //! - Readers and subscribers see an event only once it is durable.
 //!
+//! # Backends
+//!
+//! [`SledStore`] (embedded, the default), [`PgStore`] (PostgreSQL, shared
+//! by many server nodes; cargo feature `postgres`, on by default: its
+//! schema and how it keeps the global order safe to read are in its module,
+//! `postgres/mod.rs`) and [`MemoryStore`] (tests). All three write the same
+//! envelopes and chains and pass the same integration tests.
+//!
 //! # What sled guarantees, what it does not, and what we do
 //!
 //! sled 0.34 is the embedded backend. What we rely on, what we found it

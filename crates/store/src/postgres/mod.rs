@@ -49,11 +49,14 @@
 //!
 //! # Calling it
 //!
-//! The driver is the synchronous `postgres` crate (which runs its own small
-//! runtime per connection): like every read of the trait, appends must not
-//! be called on an async runtime's worker thread (use `spawn_blocking`).
-//! `last_position`, `subscribe_game` and `subscribe_all` never touch the
-//! database and may be called anywhere.
+//! The driver is the synchronous `postgres` crate, which runs a small
+//! runtime of its own per connection and would panic if it blocked on an
+//! async runtime's worker thread. Every call that reaches the database
+//! therefore goes through `blocking`: directly on a plain thread (or in
+//! `spawn_blocking`, where it belongs), in `block_in_place` on a
+//! multi-threaded runtime's worker, on a thread of its own on a
+//! current-thread runtime. `last_position`, `subscribe_game` and
+//! `subscribe_all` never touch the database.
 //!
 //! # Subscriptions across nodes
 //!
