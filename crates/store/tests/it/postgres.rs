@@ -119,7 +119,7 @@ fn commits_out_of_order_are_seen_once_in_position_order() {
 /// The connections drop (every backend of the database terminated) after
 /// an append was acknowledged: the same request id again, through the
 /// reconnected pool and through a new store, gets the first append, and
-/// nothing is written twice.
+/// nothing is written twice; the follower reconnects and misses nothing.
 #[test]
 fn a_retry_after_the_connection_dropped_returns_the_first_append() {
     let Some((cluster, url)) = pg() else { return };
@@ -146,6 +146,15 @@ fn a_retry_after_the_connection_dropped_returns_the_first_append() {
     }
     .unwrap();
     assert_eq!(retried, first);
+    // The follower lost its connection too: it reconnects and catches up,
+    // so another node's append still reaches this node's subscribers.
+    let mut live = store.subscribe_game(&id);
+    let other_node = open(&url);
+    other_node
+        .append(&id, 2, &request("after"), &[event(b"c")])
+        .unwrap();
+    assert_eq!(receive(&mut live, 1)[0].seq, 3);
+    drop(other_node);
     drop(store);
     let store = open(&url);
     assert_eq!(
@@ -159,8 +168,8 @@ fn a_retry_after_the_connection_dropped_returns_the_first_append() {
             .map(|w| w.wait().unwrap()),
         Some(first)
     );
-    assert_eq!(store.read_game(&id, 1).unwrap().len(), 2);
-    assert_eq!(store.last_position(), 2);
+    assert_eq!(store.read_game(&id, 1).unwrap().len(), 3);
+    assert_eq!(store.last_position(), 3);
 }
 
 /// Two stores ("nodes") on one database: an append through one reaches
