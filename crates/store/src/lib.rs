@@ -46,6 +46,14 @@
 //!   sequence number, never returned as data and never a panic.
 //! - Readers and subscribers see an event only once it is durable.
 //!
+//! # Backends
+//!
+//! [`SledStore`] (embedded, the default), [`PgStore`] (PostgreSQL, shared
+//! by many server nodes; cargo feature `postgres`, on by default: its
+//! schema and how it keeps the global order safe to read are in its module,
+//! `postgres/mod.rs`) and [`MemoryStore`] (tests). All three write the same
+//! envelopes and chains and pass the same integration tests.
+//!
 //! # What sled guarantees, what it does not, and what we do
 //!
 //! sled 0.34 is the embedded backend. What we rely on, what we found it
@@ -142,6 +150,8 @@ mod event;
 mod hub;
 mod ids;
 mod memory;
+#[cfg(feature = "postgres")]
+mod postgres;
 pub(crate) mod sled_store;
 mod store;
 mod written;
@@ -157,6 +167,8 @@ pub use event::{Actor, Appended, GamePage, GameSummary, Hash, NewEvent, StoredEv
 pub use hub::EventReceiver;
 pub use ids::{GameId, MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, RequestId};
 pub use memory::MemoryStore;
+#[cfg(feature = "postgres")]
+pub use postgres::PgStore;
 pub use sled_store::{BackupReport, Restored, SledStore, check_backup};
 pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).

@@ -52,6 +52,16 @@ impl MemoryStore {
         }
     }
 
+    /// An empty store with `config`'s clock and subscription capacity (the
+    /// rest of the configuration is about disks).
+    pub fn with_config(config: &crate::StoreConfig) -> Self {
+        MemoryStore {
+            inner: Mutex::new(Inner::default()),
+            clock: Arc::clone(&config.clock),
+            hub: Hub::new(config.subscription_capacity),
+        }
+    }
+
     fn lock(&self) -> MutexGuard<'_, Inner> {
         // Every mutation below completes before it can panic-free return;
         // a poisoned lock means a bug elsewhere, not a torn state.

@@ -4,7 +4,7 @@ use std::sync::Barrier;
 
 use carcassonne_store::*;
 
-use crate::support::{event, game, open};
+use crate::support::{config, each_backend, event, game};
 
 fn race(store: &dyn EventStore, threads: usize, rounds: u64) {
     let id = game("contested");
@@ -42,27 +42,28 @@ fn race(store: &dyn EventStore, threads: usize, rounds: u64) {
 }
 
 #[test]
-fn one_append_wins_each_version_on_sled() {
-    let dir = tempfile::tempdir().unwrap();
-    race(&open(dir.path(), Durability::Flush), 16, 25);
-}
-
-#[test]
-fn one_append_wins_each_version_in_memory() {
-    race(&MemoryStore::default(), 16, 25);
+fn one_append_wins_each_version_on_every_store() {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
+        race(&*store, 16, 25);
+    });
 }
 
 /// Different games in parallel, durable: every append acknowledged, the
 /// global positions a permutation of 1..=n, every chain intact.
 #[test]
 fn parallel_games_share_flushes_without_losing_anything() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), Durability::Flush);
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
+        parallel_games(&*store);
+    });
+}
+
+fn parallel_games(store: &dyn EventStore) {
     let threads = 8u64;
     let appends = 30u64;
     std::thread::scope(|scope| {
         for thread in 0..threads {
-            let store = &store;
             scope.spawn(move || {
                 let id = game(&format!("game-{thread}"));
                 for seq in 0..appends {
@@ -86,15 +87,16 @@ fn parallel_games_share_flushes_without_losing_anything() {
 /// writer's game cache (games with queued appends stay in it).
 #[test]
 fn appends_queued_behind_each_other_chain_on_and_retries_get_the_original() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(
-        dir.path(),
-        StoreConfig {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(StoreConfig {
             game_cache_capacity: 1,
-            ..crate::support::config(Durability::Flush)
-        },
-    )
-    .unwrap();
+            ..config(Durability::Flush)
+        });
+        queued_appends(&*store);
+    });
+}
+
+fn queued_appends(store: &dyn EventStore) {
     let games: Vec<GameId> = (0..50).map(|n| game(&format!("queued-{n}"))).collect();
     let mut pending = Vec::new();
     for seq in 0..3u64 {
@@ -128,13 +130,18 @@ fn appends_queued_behind_each_other_chain_on_and_retries_get_the_original() {
 /// group being put in for damage.
 #[test]
 fn verifying_while_appends_run_reports_no_false_damage() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = crate::support::open(dir.path(), Durability::Flush);
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
+        verifying_while_appends_run(&*store);
+    });
+}
+
+fn verifying_while_appends_run(store: &dyn EventStore) {
     let writers_done = std::sync::atomic::AtomicUsize::new(0);
     let writers = 8;
     std::thread::scope(|scope| {
         for writer in 0..writers {
-            let (store, writers_done) = (&store, &writers_done);
+            let writers_done = &writers_done;
             scope.spawn(move || {
                 let id = game(&format!("busy-{writer}"));
                 for seq in 0..100 {

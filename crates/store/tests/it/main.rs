@@ -10,6 +10,10 @@ mod corruption;
 mod crash;
 mod fixtures;
 mod model;
+#[cfg(feature = "postgres")]
+mod pg;
+#[cfg(feature = "postgres")]
+mod postgres;
 mod reads;
 mod storage;
 mod subscriptions;

@@ -1,5 +1,5 @@
 //! Random appends (with conflicts and retried request ids) against a model
-//! of a `Vec` per game: the sled store and the memory store must answer
+//! of a `Vec` per game: every store (memory, sled, PostgreSQL) must answer
 //! exactly as the model does, and hold exactly what it holds, across a
 //! reopen too.
 
@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use carcassonne_store::*;
 
-use crate::support::{Rng, slow_tests};
+use crate::support::{Backend, Rng, each_backend, slow_tests};
 
 const GAMES: [&str; 4] = ["game-a", "game-b", "b", "game-a-2"];
 
@@ -232,56 +232,51 @@ fn seeds() -> (u64, u64) {
     if slow_tests() { (40, 600) } else { (6, 150) }
 }
 
+/// Every backend, across reopens (the memory store's "reopen" gives back
+/// the same store): the same answers and contents as the model.
 #[test]
-fn memory_store_behaves_like_the_model() {
+fn every_store_behaves_like_the_model_across_reopens() {
     let (seeds, ops) = seeds();
-    for seed in 0..seeds * 3 {
-        let mut rng = Rng::new(seed);
-        let clock = Arc::new(ManualClock::new(1_000));
-        let store = MemoryStore::new(clock.clone());
-        let mut model = Model::default();
-        let mut queued = Vec::new();
-        for op in 0..ops {
-            step(&mut rng, &store, &mut model, &clock, op, &mut queued);
-        }
-        compare(&mut rng, &store, &model, &mut queued);
-    }
-}
-
-#[test]
-fn sled_store_behaves_like_the_model_across_reopens() {
-    let (seeds, ops) = seeds();
-    for seed in 0..seeds {
-        let mut rng = Rng::new(1000 + seed);
-        let dir = tempfile::tempdir().unwrap();
-        let clock = Arc::new(ManualClock::new(1_000));
-        let config = StoreConfig {
-            // The first and last seeds run durable: the same answers
-            // through group commit.
-            durability: match seed {
-                0 => Durability::Written,
-                _ if seed == seeds - 1 => Durability::Flush,
-                _ => Durability::None,
-            },
-            clock: clock.clone(),
-            // The first seed compresses.
-            compression: seed == 0,
-            // A tiny cache: games are forgotten and reloaded from sled.
-            game_cache_capacity: 2,
-            ..StoreConfig::default()
+    each_backend(|backend| {
+        // The memory store is cheap: more seeds.
+        let seeds = match backend {
+            Backend::Memory => seeds * 3,
+            _ => seeds,
         };
-        let mut model = Model::default();
-        let mut queued = Vec::new();
-        let mut op = 0;
-        for _reopen in 0..3 {
-            let store = SledStore::open(dir.path(), config.clone()).unwrap();
-            compare(&mut rng, &store, &model, &mut queued);
-            for _ in 0..ops / 3 {
-                step(&mut rng, &store, &mut model, &clock, op, &mut queued);
-                op += 1;
+        for seed in 0..seeds {
+            let mut rng = Rng::new(1000 + seed);
+            let clock = Arc::new(ManualClock::new(1_000));
+            let config = StoreConfig {
+                // The first and last seeds run durable: the same answers
+                // through group commit.
+                durability: match seed {
+                    0 => Durability::Written,
+                    _ if seed == seeds - 1 => Durability::Flush,
+                    _ => Durability::None,
+                },
+                clock: clock.clone(),
+                // The first seed compresses.
+                compression: seed == 0,
+                // A tiny cache: games are forgotten and reloaded from sled.
+                game_cache_capacity: 2,
+                ..StoreConfig::default()
+            };
+            let place = backend.place();
+            let mut model = Model::default();
+            let mut queued = Vec::new();
+            let mut op = 0;
+            for _reopen in 0..3 {
+                let store = place.open(config.clone());
+                compare(&mut rng, &*store, &model, &mut queued);
+                for _ in 0..ops / 3 {
+                    step(&mut rng, &*store, &mut model, &clock, op, &mut queued);
+                    op += 1;
+                }
+                compare(&mut rng, &*store, &model, &mut queued);
+                if let Some(sled) = place.sled() {
+                    sled.flush().unwrap();
+                }
             }
-            compare(&mut rng, &store, &model, &mut queued);
-            store.flush().unwrap();
         }
-    }
+    });
 }

@@ -2,12 +2,18 @@
 
 use carcassonne_store::*;
 
-use crate::support::{event, game, open, request};
+use crate::support::{Place, config, each_backend, event, game, open, request};
 
 #[test]
 fn a_retried_request_returns_the_original_result_and_writes_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), Durability::Flush);
+    each_backend(|backend| {
+        let place = backend.place();
+        retried_requests(&place);
+    });
+}
+
+fn retried_requests(place: &Place) {
+    let store = place.open(config(Durability::Flush));
     let id = game("retry");
     let first = store
         .append(&id, 0, &request("create"), &[event(b"a"), event(b"b")])
@@ -38,7 +44,7 @@ fn a_retried_request_returns_the_original_result_and_writes_nothing() {
     assert_eq!(store.last_position(), 3);
     // After a reopen too.
     drop(store);
-    let store = open(dir.path(), Durability::Flush);
+    let store = place.open(config(Durability::Flush));
     assert_eq!(
         store.append(&id, 1, &request("move-1"), &[event(b"c")]).unwrap(),
         second
@@ -52,8 +58,13 @@ fn a_retried_request_returns_the_original_result_and_writes_nothing() {
 
 #[test]
 fn reads_from_any_version_and_position() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), Durability::None);
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::None));
+        reads_from_anywhere(&*store);
+    });
+}
+
+fn reads_from_anywhere(store: &dyn EventStore) {
     let (a, b) = (game("a"), game("b"));
     store
         .append(&a, 0, &RequestId::none(), &[event(b"a1"), event(b"a2")])
@@ -109,19 +120,15 @@ fn reads_from_any_version_and_position() {
 
 #[test]
 fn listing_pages_through_every_game_once() {
-    let store = MemoryStore::default();
-    let dir = tempfile::tempdir().unwrap();
-    let sled = open(dir.path(), Durability::None);
-    for i in 0..25 {
-        for s in [&store as &dyn EventStore, &sled] {
+    each_backend(|backend| {
+        let (_place, s) = backend.open(config(Durability::None));
+        for i in 0..25 {
             let id = game(&format!("game-{i:02}"));
             s.append(&id, 0, &RequestId::none(), &[event(b"x")]).unwrap();
             if i % 3 == 0 {
                 s.append(&id, 1, &RequestId::none(), &[event(b"y")]).unwrap();
             }
         }
-    }
-    for s in [&store as &dyn EventStore, &sled] {
         let mut seen = Vec::new();
         let mut token = None;
         loop {
@@ -142,13 +149,18 @@ fn listing_pages_through_every_game_once() {
             s.list_games(Some("not a token"), 10),
             Err(StoreError::InvalidArgument(_))
         ));
-    }
+    });
 }
 
 #[test]
 fn bad_appends_are_refused_before_anything_is_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = open(dir.path(), Durability::None);
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::None));
+        bad_appends(&*store);
+    });
+}
+
+fn bad_appends(store: &dyn EventStore) {
     let id = game("g");
     let none = RequestId::none();
     assert!(matches!(
@@ -207,14 +219,11 @@ fn a_store_keeps_the_compression_it_was_created_with() {
 }
 
 /// `find_request` answers a retried request id with the first append's
-/// result, on both stores, and knows nothing else.
+/// result, on every store, and knows nothing else.
 #[test]
 fn find_request_finds_only_the_appends_that_carried_the_id() {
-    use carcassonne_store::{Durability, EventStore, MemoryStore};
-    let dir = tempfile::tempdir().unwrap();
-    let sled = crate::support::open(dir.path(), Durability::Flush);
-    let memory = MemoryStore::default();
-    for store in [&sled as &dyn EventStore, &memory] {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
         let g = crate::support::game("g1");
         let first = store
             .append(
@@ -267,19 +276,15 @@ fn find_request_finds_only_the_appends_that_carried_the_id() {
                 .map(|w| w.wait().unwrap()),
             None
         );
-    }
+    });
 }
 
-/// Reads from the far end of the number range, in both stores: nothing,
+/// Reads from the far end of the number range, in every store: nothing,
 /// and no overflow on the way (a debug build panicked in `MemoryStore`).
 #[test]
 fn reads_from_the_largest_version_and_position_find_nothing() {
-    let dir = tempfile::tempdir().unwrap();
-    let stores: [Box<dyn EventStore>; 2] = [
-        Box::new(open(dir.path(), Durability::None)),
-        Box::new(MemoryStore::default()),
-    ];
-    for store in stores {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::None));
         let id = game("far");
         store
             .append(&id, 0, &RequestId::none(), &[event(b"a"), event(b"b")])
@@ -290,5 +295,5 @@ fn reads_from_the_largest_version_and_position_find_nothing() {
         }
         assert_eq!(store.read_game(&id, 2).unwrap().len(), 1);
         assert_eq!(store.read_all(2, usize::MAX).unwrap().len(), 1);
-    }
+    });
 }

@@ -1,13 +1,12 @@
 //! Live subscriptions: every event in order; a slow subscriber lags and is
 //! told so, and never holds a writer up.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use carcassonne_store::broadcast::error::TryRecvError;
 use carcassonne_store::*;
 
-use crate::support::{config, event, game};
+use crate::support::{config, each_backend, event, game};
 
 fn sees_every_event_in_order(store: &dyn EventStore) {
     let ids = [game("sub-a"), game("sub-b")];
@@ -41,28 +40,25 @@ fn sees_every_event_in_order(store: &dyn EventStore) {
 }
 
 #[test]
-fn sled_subscribers_see_every_event_in_order() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(dir.path(), config(Durability::Flush)).unwrap();
-    sees_every_event_in_order(&store);
-}
-
-#[test]
-fn memory_subscribers_see_every_event_in_order() {
-    sees_every_event_in_order(&MemoryStore::default());
+fn subscribers_see_every_event_in_order() {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
+        sees_every_event_in_order(&*store);
+    });
 }
 
 #[test]
 fn a_slow_subscriber_lags_without_blocking_the_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = SledStore::open(
-        dir.path(),
-        StoreConfig {
+    each_backend(|backend| {
+        let (_place, store) = backend.open(StoreConfig {
             subscription_capacity: 8,
             ..config(Durability::None)
-        },
-    )
-    .unwrap();
+        });
+        slow_subscriber(&*store);
+    });
+}
+
+fn slow_subscriber(store: &dyn EventStore) {
     let id = game("busy");
     // Subscribers that never read while the writer runs.
     let mut slow_all = store.subscribe_all();
@@ -86,8 +82,13 @@ fn a_slow_subscriber_lags_without_blocking_the_writer() {
 
 #[test]
 fn a_subscriber_in_another_thread_follows_a_live_writer() {
-    let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(SledStore::open(dir.path(), config(Durability::Flush)).unwrap());
+    each_backend(|backend| {
+        let (_place, store) = backend.open(config(Durability::Flush));
+        follows_a_live_writer(&*store);
+    });
+}
+
+fn follows_a_live_writer(store: &dyn EventStore) {
     let id = game("live");
     let mut receiver = store.subscribe_game(&id);
     let follower = std::thread::spawn(move || {

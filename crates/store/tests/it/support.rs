@@ -66,3 +66,102 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// A backend the generic tests run against: each of them gets a fresh
+/// place (an empty store) per [`Backend::place`].
+#[derive(Clone, Copy)]
+pub enum Backend {
+    Memory,
+    Sled,
+    #[cfg(feature = "postgres")]
+    Postgres(&'static crate::pg::Cluster),
+}
+
+impl Backend {
+    /// Memory, sled, and PostgreSQL when it is installed (required with
+    /// `CARCASSONNE_PG_TESTS=1`).
+    pub fn all() -> Vec<Backend> {
+        #[allow(unused_mut)]
+        let mut all = vec![Backend::Memory, Backend::Sled];
+        #[cfg(feature = "postgres")]
+        if let Some(cluster) = crate::pg::cluster() {
+            all.push(Backend::Postgres(cluster));
+        }
+        all
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Backend::Memory => "memory",
+            Backend::Sled => "sled",
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => "postgres",
+        }
+    }
+
+    /// A new, empty place for a store of this backend.
+    pub fn place(&self) -> Place {
+        Place {
+            backend: *self,
+            dir: matches!(self, Backend::Sled).then(|| tempfile::tempdir().unwrap()),
+            #[cfg(feature = "postgres")]
+            url: match self {
+                Backend::Postgres(cluster) => Some(cluster.database()),
+                _ => None,
+            },
+            memory: std::sync::Mutex::new(None),
+            sled: std::sync::Mutex::new(std::sync::Weak::new()),
+        }
+    }
+
+    /// A store opened on a fresh place with `config`.
+    pub fn open(&self, config: StoreConfig) -> (Place, Arc<dyn EventStore>) {
+        let place = self.place();
+        let store = place.open(config);
+        (place, store)
+    }
+}
+
+/// Runs `test` once per backend, saying which one runs (shown on failure).
+pub fn each_backend(test: impl Fn(Backend)) {
+    for backend in Backend::all() {
+        eprintln!("backend: {}", backend.name());
+        test(backend);
+    }
+}
+
+/// Where a store lives: a sled directory, a PostgreSQL database, or (for
+/// memory) the one store itself, which a reopen gives back as it is.
+pub struct Place {
+    backend: Backend,
+    dir: Option<tempfile::TempDir>,
+    #[cfg(feature = "postgres")]
+    url: Option<String>,
+    memory: std::sync::Mutex<Option<Arc<MemoryStore>>>,
+    sled: std::sync::Mutex<std::sync::Weak<SledStore>>,
+}
+
+impl Place {
+    /// Opens (or reopens) the store here.
+    pub fn open(&self, config: StoreConfig) -> Arc<dyn EventStore> {
+        match self.backend {
+            Backend::Memory => {
+                let mut memory = self.memory.lock().unwrap();
+                let store = memory.get_or_insert_with(|| Arc::new(MemoryStore::with_config(&config)));
+                Arc::clone(store) as Arc<dyn EventStore>
+            }
+            Backend::Sled => {
+                let store = Arc::new(SledStore::open(self.dir.as_ref().unwrap().path(), config).unwrap());
+                *self.sled.lock().unwrap() = Arc::downgrade(&store);
+                store
+            }
+            #[cfg(feature = "postgres")]
+            Backend::Postgres(_) => Arc::new(PgStore::open(self.url.as_deref().unwrap(), config).unwrap()),
+        }
+    }
+
+    /// The sled store last opened here, if it is still open.
+    pub fn sled(&self) -> Option<Arc<SledStore>> {
+        self.sled.lock().unwrap().upgrade()
+    }
+}

@@ -1,0 +1,101 @@
+//! The schema's versioned migrations (refinery), applied at open, and the
+//! durability settings a store refuses to run on.
+
+use postgres::Client;
+
+use crate::config::Durability;
+use crate::error::{Result, StoreError};
+
+use super::pg_error;
+
+/// The table refinery records the applied migrations in.
+const HISTORY_TABLE: &str = "carcassonne_schema_history";
+
+/// The advisory lock two nodes opening one database at once take around
+/// the migrations, so that one applies them and the other finds them done.
+const MIGRATION_LOCK: i64 = 0x6361_7263_6173_7301;
+
+/// Every migration, in version order. Never edit one that was released:
+/// add the next version (refinery refuses a changed checksum).
+const MIGRATIONS: &[(&str, &str)] = &[(
+    "V1__events",
+    r#"
+CREATE TABLE games (
+    game TEXT COLLATE "C" PRIMARY KEY,
+    last_seq BIGINT NOT NULL CHECK (last_seq >= 0),
+    last_hash BYTEA NOT NULL,
+    created_millis BIGINT NOT NULL
+);
+CREATE TABLE events (
+    global_position BIGINT PRIMARY KEY CHECK (global_position > 0),
+    game TEXT COLLATE "C" NOT NULL,
+    seq BIGINT NOT NULL CHECK (seq > 0),
+    envelope BYTEA NOT NULL,
+    UNIQUE (game, seq)
+);
+CREATE TABLE requests (
+    game TEXT COLLATE "C" NOT NULL,
+    request_id TEXT COLLATE "C" NOT NULL,
+    first_seq BIGINT NOT NULL,
+    last_seq BIGINT NOT NULL,
+    first_position BIGINT NOT NULL,
+    last_position BIGINT NOT NULL,
+    time_millis BIGINT NOT NULL,
+    PRIMARY KEY (game, request_id)
+);
+CREATE TABLE position_counter (
+    singleton BOOLEAN PRIMARY KEY DEFAULT TRUE CHECK (singleton),
+    last_position BIGINT NOT NULL CHECK (last_position >= 0)
+);
+INSERT INTO position_counter (singleton, last_position) VALUES (TRUE, 0);
+"#,
+)];
+
+/// Applies the migrations the database lacks, one node at a time.
+pub(super) fn migrate(client: &mut Client) -> Result<()> {
+    let migrations = MIGRATIONS
+        .iter()
+        .map(|(name, sql)| refinery::Migration::unapplied(name, sql))
+        .collect::<std::result::Result<Vec<_>, _>>()
+        .map_err(|error| StoreError::Io(std::io::Error::other(format!("bad migration: {error}"))))?;
+    client
+        .execute("SELECT pg_advisory_lock($1)", &[&MIGRATION_LOCK])
+        .map_err(pg_error)?;
+    let mut runner = refinery::Runner::new(&migrations)
+        .set_abort_divergent(true)
+        .set_abort_missing(true);
+    runner.set_migration_table_name(HISTORY_TABLE);
+    let ran = runner.run(client);
+    let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
+    ran.map_err(|error| {
+        StoreError::Io(std::io::Error::other(format!(
+            "migrating the PostgreSQL schema failed: {error}"
+        )))
+    })?;
+    unlocked.map_err(pg_error)?;
+    Ok(())
+}
+
+/// Refuses a server (or a session) that acknowledges commits it could
+/// still lose, unless the configuration accepts that.
+pub(super) fn check_durability(client: &mut Client, durability: Durability) -> Result<()> {
+    let mut unsafe_settings = Vec::new();
+    for (setting, bad) in [("fsync", "off"), ("synchronous_commit", "off")] {
+        let value: String = client
+            .query_one(&format!("SHOW {setting}"), &[])
+            .map_err(pg_error)?
+            .get(0);
+        if value == bad {
+            unsafe_settings.push(format!("{setting}={value}"));
+        }
+    }
+    if unsafe_settings.is_empty() || durability != Durability::Flush {
+        return Ok(());
+    }
+    Err(StoreError::Unavailable(format!(
+        "PostgreSQL runs with {}: a commit it acknowledges can be lost in a crash; \
+         fix the server's settings, or open the store with a durability other than \
+         Durability::Flush to accept that",
+        unsafe_settings.join(", ")
+    )))
+}
