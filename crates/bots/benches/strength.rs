@@ -47,7 +47,7 @@ fn play(game: &mut Game, bots: &mut [Bot]) {
 }
 
 fn speed() {
-    let mut randoms = [
+    let randoms = [
         Bot::new(Level::Random, Seed::from_u64(1)),
         Bot::new(Level::Random, Seed::from_u64(3)),
     ];
