@@ -195,7 +195,14 @@ export class GameError extends Error {
       info = undefined;
     }
     if (info === undefined) {
-      return new GameError(connect.code, connect.rawMessage, undefined, {}, undefined, { cause: error });
+      // HTTP/2 REFUSED_STREAM (a server going away refuses the streams it
+      // will not serve) guarantees the request was not processed: the call
+      // may be sent again, as after UNAVAILABLE.
+      const code =
+        connect.code === Code.Internal && connect.rawMessage.includes("REFUSED_STREAM")
+          ? Code.Unavailable
+          : connect.code;
+      return new GameError(code, connect.rawMessage, undefined, {}, undefined, { cause: error });
     }
     return new GameError(connect.code, connect.rawMessage, info.reason, { ...info.metadata }, info.domain, {
       cause: error,

@@ -4,6 +4,7 @@
 import assert from "node:assert/strict";
 import { after, before, beforeEach, test } from "node:test";
 import { equals } from "@bufbuild/protobuf";
+import { ConnectError } from "@connectrpc/connect";
 import { Code, GameError, newRequestId, pb, type CreatedGame, type GameClient } from "../src/index.js";
 import { connect } from "../src/node.js";
 import { assertReason, rejection } from "./support/games.js";
@@ -131,4 +132,11 @@ test("an error without details keeps its code and message, with no reason", () =
   assert.equal(error.reason, undefined);
   assert.equal(error.codeName, "UNKNOWN");
   assert.deepEqual(error.metadata, {});
+});
+
+test("a stream the server refused (HTTP/2 REFUSED_STREAM) is UNAVAILABLE, to be sent again; other INTERNAL errors stay INTERNAL", () => {
+  const refused = new ConnectError("Stream closed with error code NGHTTP2_REFUSED_STREAM", Code.Internal);
+  assert.equal(GameError.from(refused).code, Code.Unavailable);
+  const ours = new ConnectError("store task failed", Code.Internal);
+  assert.equal(GameError.from(ours).code, Code.Internal);
 });
