@@ -49,6 +49,19 @@ fn last_event_id(headers: &HeaderMap) -> Result<Option<i64>, Failed> {
     })
 }
 
+/// Where a stream resumes: a reconnection's `Last-Event-ID`, which takes
+/// the place of the query parameter `field`, or that parameter.
+fn resume_from(
+    headers: &HeaderMap,
+    params: &std::collections::HashMap<String, String>,
+    field: &str,
+) -> Result<Option<i64>, Failed> {
+    match last_event_id(headers)? {
+        Some(id) => Ok(Some(id)),
+        None => error::integer(params, field),
+    }
+}
+
 /// `GET /api/games/{id}/watch?from_version=N&keep_alive_ms=M`: WatchGame.
 pub async fn watch_game(
     State(http): State<Arc<Http>>,
@@ -106,10 +119,7 @@ pub async fn watch_server(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Failed> {
     let params = query(raw.as_deref());
-    let from_position = match last_event_id(&headers)? {
-        Some(position) => Some(position),
-        None => error::integer(&params, "from_position")?,
-    };
+    let from_position = resume_from(&headers, &params, "from_position")?;
     let request = proto::WatchServerRequest {
         from_position,
         keep_alive_ms: error::integer(&params, "keep_alive_ms")?.unwrap_or(0),
@@ -135,10 +145,7 @@ pub async fn watch_tournament(
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Failed> {
     let params = query(raw.as_deref());
-    let after = match last_event_id(&headers)? {
-        Some(version) => Some(version),
-        None => error::integer(&params, "after_version")?,
-    };
+    let after = resume_from(&headers, &params, "after_version")?;
     let request = proto::WatchTournamentRequest {
         name: tournament_name(&id),
     };
