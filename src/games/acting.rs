@@ -238,7 +238,7 @@ impl Games {
         }
         // A client may act on a version it was sent before the cache has it.
         let loaded = if expected_version > loaded.version {
-            self.load_fresh(id)?
+            self.load(id)?
         } else {
             loaded
         };
@@ -406,7 +406,7 @@ impl Games {
     fn try_resign_for(&self, id: &GameId, seat: Seat) -> Result<Option<Box<ActInFlight>>, ApiError> {
         let runtime = runtime()?;
         let _deciding = self.deciding(id);
-        let loaded = self.load_fresh(id)?;
+        let loaded = self.load(id)?;
         if loaded.game.is_finished() || loaded.game.out_reason(seat).is_some() {
             return Ok(None);
         }

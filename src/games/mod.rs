@@ -265,24 +265,12 @@ impl Games {
         Ok(Created { loaded, tokens })
     }
 
-    /// The game now, from the cache or rebuilt from the store. A cached
-    /// game is current: this process is the store's only writer (sled locks
-    /// its directory), and every append goes through [`Games`], which puts
-    /// the new state in the cache before answering.
+    /// The game at the store's last durable version, kept in the cache.
+    /// The store is the authority, never the cache: an append is published
+    /// (and clients may act on it or read it) as soon as it is durable, but
+    /// the cache holds it only once the action that made it has settled,
+    /// which may come a moment later.
     pub fn load(&self, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
-        if let Some(loaded) = self.cache.get(id) {
-            return Ok(loaded);
-        }
-        let loaded = Arc::new(self.fold_uncached(id, None, |_, _, _| {})?);
-        self.cache.put(id, loaded.clone());
-        Ok(loaded)
-    }
-
-    /// The game at the store's last durable version, cached. What deciding
-    /// needs: an append is published (and clients may act on it) as soon
-    /// as it is durable, but the cache holds it only once its settling has
-    /// run, which may come a moment later.
-    pub fn load_fresh(&self, id: &GameId) -> Result<Arc<Loaded>, ApiError> {
         let loaded = self.current(id)?;
         self.cache.put(id, loaded.clone());
         Ok(loaded)

@@ -298,12 +298,16 @@ class GamePage {
     const ended = !isFinished(this.info);
     while (ended) {
       try {
-        this.info = (await getJson(apiGamePath(this.id))).game ?? this.info;
-        break;
+        const game = (await getJson(apiGamePath(this.id))).game;
+        if (isFinished(game)) {
+          this.info = game;
+          break;
+        }
       } catch (error) {
         if (!(error instanceof HttpError)) throw error;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
       }
+      // Down, or (another server node) not there yet: read again.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
     }
     this.renderFinal();
     if (ended) {
