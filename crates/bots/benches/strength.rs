@@ -58,10 +58,12 @@ fn speed() {
     let mut pick = Stream::new(&Seed::from_u64(5));
     while started.elapsed().as_secs_f64() < 2.0 {
         let mut game = new_game(Rules::default(), games);
+        let mut events = Vec::with_capacity(256);
         while let Some(seat) = game.pending().player() {
-            let choices = game.legal_commands();
-            let command = choices[pick.below(choices.len() as u32) as usize];
-            game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+            let count = game.legal_command_count() as u32;
+            let command = game.legal_command(pick.below(count) as usize).unwrap();
+            game.execute_into(game.time(), Actor::Seat(seat), &command, &mut events, &mut ())
+                .unwrap();
         }
         games += 1;
     }

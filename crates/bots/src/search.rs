@@ -155,16 +155,25 @@ impl Bot {
     /// position after them is judged by its projected scores, which tell
     /// more than where a whole random game ends.
     fn play_out(&mut self, game: &mut Game) {
+        // Choices counted and picked by index, events into one buffer: the
+        // playout's hot loop lists nothing.
+        let mut events = Vec::with_capacity(8);
         for _ in 0..PLAYOUT_DECISIONS {
             let Some(mover) = game.pending().player() else {
                 return;
             };
-            let legal = game.legal_commands();
-            if legal.is_empty() {
+            let count = game.legal_command_count();
+            if count == 0 {
                 return;
             }
-            let command = legal[self.below(legal.len())];
-            if game.execute(Actor::Seat(mover), &command, &mut ()).is_err() {
+            let Some(command) = game.legal_command(self.below(count)) else {
+                return;
+            };
+            events.clear();
+            if game
+                .execute_into(game.time(), Actor::Seat(mover), &command, &mut events, &mut ())
+                .is_err()
+            {
                 return;
             }
         }

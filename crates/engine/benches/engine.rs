@@ -3,7 +3,10 @@
 //!
 //! The machine this runs on is noisy, so every figure should be read as a
 //! ratio to the `baseline` group of the same run:
-//! - `games`: complete random games, one core, in games/s, per rule set;
+//! - `games`: complete random games, one core, in games/s, per rule set,
+//!   played as a playout plays (choices counted and picked by index, no
+//!   allocation); `games_listing`, the base game with the choices listed,
+//!   is its baseline; target >= 20,000 base games/s;
 //! - `legal_placements`: every legal placement of the pending tile on a
 //!   late-game board (about 60 tiles placed); target median < 20 µs;
 //! - `fold`: rebuilding recorded games from their events, in events/s;
@@ -100,9 +103,24 @@ fn setup(rules: Rules, players: usize, seed: u64) -> Setup {
     }
 }
 
-/// Plays one decision at random: a legal placement, or a follower place
-/// (or none). Returns false when the game is over.
+/// Plays one decision at random, the way a playout does: counts the
+/// legal commands, picks one by its index and executes it into the game's
+/// event list, allocating nothing. Returns false when the game is over.
 fn play_one(game: &mut Game, rng: &mut XorShift, events: &mut Vec<Event>) -> bool {
+    let Some(player) = game.pending().player() else {
+        return false;
+    };
+    let command = game
+        .legal_command(rng.below(game.legal_command_count()))
+        .expect("an index below the count");
+    game.execute_into(game.time(), Actor::Seat(player), &command, events, &mut ())
+        .expect("a listed move is legal");
+    true
+}
+
+/// [`play_one`] the plain way (the baseline of `games`): lists the legal
+/// placements or follower places, and executes into a new event list.
+fn play_one_listing(game: &mut Game, rng: &mut XorShift, events: &mut Vec<Event>) -> bool {
     let Some(player) = game.pending().player() else {
         return false;
     };
@@ -119,7 +137,6 @@ fn play_one(game: &mut Game, rng: &mut XorShift, events: &mut Vec<Event>) -> boo
             let places = game.legal_follower_places();
             Command::PlaceFollower(places.get(rng.below(places.len() + 1)).copied())
         }
-        // The Count's decisions: any legal one.
         _ => {
             let choices = game.legal_commands();
             choices[rng.below(choices.len())]
@@ -134,13 +151,22 @@ fn play_one(game: &mut Game, rng: &mut XorShift, events: &mut Vec<Event>) -> boo
 
 /// A complete random game: its final state and its events.
 fn random_game(rules: Rules, players: usize, seed: u64) -> (Game, Vec<Event>) {
+    random_game_by(rules, players, seed, play_one)
+}
+
+fn random_game_by(
+    rules: Rules,
+    players: usize,
+    seed: u64,
+    mut play: impl FnMut(&mut Game, &mut XorShift, &mut Vec<Event>) -> bool,
+) -> (Game, Vec<Event>) {
     let setup = setup(rules, players, seed);
     let mut game = Game::new(setup.clone());
     let mut events = Vec::with_capacity(256);
     events.push(Event::Created(setup));
     game.run_automatic(&mut events, &mut ());
     let mut rng = XorShift::new(seed);
-    while play_one(&mut game, &mut rng, &mut events) {}
+    while play(&mut game, &mut rng, &mut events) {}
     (game, events)
 }
 
@@ -184,6 +210,15 @@ fn games(bencher: Bencher, variant: Variant) {
         .counter(ItemsCount::new(1usize))
         .with_inputs(next_seed)
         .bench_local_values(|seed| random_game(rules, 2, seed));
+}
+
+/// The baseline of `games`: the same base games, choices listed.
+#[divan::bench]
+fn games_listing(bencher: Bencher) {
+    bencher
+        .counter(ItemsCount::new(1usize))
+        .with_inputs(next_seed)
+        .bench_local_values(|seed| random_game_by(Rules::default(), 2, seed, play_one_listing));
 }
 
 /// Every legal placement of the pending tile on a late-game board.

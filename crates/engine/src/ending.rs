@@ -17,23 +17,51 @@ impl Game {
     /// the last event.
     pub fn decide_at(&self, at: u64, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
         let mut events = Vec::with_capacity(4);
+        self.decide_at_into(at, actor, command, &mut events)?;
+        Ok(events)
+    }
+
+    /// [`Game::decide_at`], appending the events to `out`; on an error
+    /// `out` is as it was.
+    pub fn decide_at_into(
+        &self,
+        at: u64,
+        actor: Actor,
+        command: &Command,
+        out: &mut Vec<Event>,
+    ) -> Result<(), PlayError> {
+        let before = out.len();
+        let decided = self.decide_unchecked_into(at, actor, command, out);
+        if decided.is_err() {
+            out.truncate(before);
+        }
+        decided
+    }
+
+    fn decide_unchecked_into(
+        &self,
+        at: u64,
+        actor: Actor,
+        command: &Command,
+        out: &mut Vec<Event>,
+    ) -> Result<(), PlayError> {
         self.check_time(at, actor, command)?;
         match *command {
-            Command::Resign => events.push(Event::Resigned(self.seat_in_game(actor, id::T_8)?)),
-            Command::Abort => events.push(Event::Aborted(self.check_abort(actor)?)),
-            Command::TimeOut => events.push(Event::TimedOut(self.check_timeout(at, actor)?)),
+            Command::Resign => out.push(Event::Resigned(self.seat_in_game(actor, id::T_8)?)),
+            Command::Abort => out.push(Event::Aborted(self.check_abort(actor)?)),
+            Command::TimeOut => out.push(Event::TimedOut(self.check_timeout(at, actor)?)),
             Command::Resume { down_since_ms } => {
                 self.check_resume(at, actor, down_since_ms)?;
-                events.push(Event::Resumed { down_since_ms });
+                out.push(Event::Resumed { down_since_ms });
             }
             _ => {
                 if let Actor::Seat(seat) = actor {
                     self.check_not_out(seat)?;
                 }
-                self.decide_into(actor, command, &mut events)?;
+                self.decide_into(actor, command, out)?;
             }
         }
-        Ok(events)
+        Ok(())
     }
 
     /// Time never goes back (T-2), and past the pending decision's

@@ -653,13 +653,29 @@ impl Game {
         command: &Command,
         observer: &mut impl Observer,
     ) -> Result<Vec<Event>, PlayError> {
-        let events = self.decide_at(at, actor, command)?;
-        for event in &events {
+        let mut events = Vec::with_capacity(4);
+        self.execute_into(at, actor, command, &mut events, observer)?;
+        Ok(events)
+    }
+
+    /// [`Game::execute_at`], appending the events to `events`: a playout
+    /// that reuses one buffer allocates nothing. On an error nothing
+    /// changes.
+    pub fn execute_into(
+        &mut self,
+        at: u64,
+        actor: Actor,
+        command: &Command,
+        events: &mut Vec<Event>,
+        observer: &mut impl Observer,
+    ) -> Result<(), PlayError> {
+        let decided = events.len();
+        self.decide_at_into(at, actor, command, events)?;
+        for event in &events[decided..] {
             self.apply_at(event, at, observer);
         }
-        let mut events = events;
-        self.run_automatic(&mut events, observer);
-        Ok(events)
+        self.run_automatic(events, observer);
+        Ok(())
     }
 
     /// Applies automatic events until a player must decide; appends them

@@ -1,6 +1,7 @@
 //! The legal choices of the pending decision: what a client may choose
 //! from without knowing the rules.
 
+use crate::board::FrontierCell;
 use crate::features::NodeId;
 use crate::game::{Game, canonical_place, river_outflow_ok};
 use crate::geometry::{Place, Rotation};
@@ -115,6 +116,77 @@ impl Game {
         }
     }
 
+    /// How many commands [`Game::legal_commands`] lists, without listing
+    /// them: with [`Game::legal_command`], a random choice in a playout
+    /// costs no allocation on the common decisions (placing a tile and a
+    /// follower).
+    pub fn legal_command_count(&self) -> usize {
+        match self.pending {
+            Pending::PlaceTile { tile, .. } if !tile.def().is_river() => {
+                let packed = tile.def().rotations.each_ref().map(|r| r.packed);
+                self.board
+                    .frontier()
+                    .iter()
+                    .map(|cell| fitting(&packed, cell))
+                    .sum()
+            }
+            Pending::PlaceFollower { .. } => {
+                let mut places = 0;
+                self.for_each_follower_place(|_| places += 1);
+                1 + places
+            }
+            _ => self.legal_commands().len(),
+        }
+    }
+
+    /// The `n`th command of [`Game::legal_commands`] (the same order),
+    /// without listing them; `None` past the last one.
+    pub fn legal_command(&self, n: usize) -> Option<Command> {
+        match self.pending {
+            Pending::PlaceTile { tile, .. } if !tile.def().is_river() => {
+                let packed = tile.def().rotations.each_ref().map(|r| r.packed);
+                let mut left = n;
+                for cell in self.board.frontier() {
+                    // Whole cells first: counting is cheaper than choosing.
+                    let here = fitting(&packed, cell);
+                    if left >= here {
+                        left -= here;
+                        continue;
+                    }
+                    for (rotation, &edges) in Rotation::ALL.iter().zip(&packed) {
+                        if edges & cell.care == cell.required {
+                            if left == 0 {
+                                return Some(Command::PlaceTile {
+                                    pos: cell.pos,
+                                    rotation: *rotation,
+                                });
+                            }
+                            left -= 1;
+                        }
+                    }
+                }
+                None
+            }
+            Pending::PlaceFollower { .. } => {
+                let Some(mut left) = n.checked_sub(1) else {
+                    return Some(Command::PlaceFollower(None));
+                };
+                let mut found = None;
+                self.for_each_follower_place(|place| {
+                    if found.is_none() {
+                        if left == 0 {
+                            found = Some(place);
+                        } else {
+                            left -= 1;
+                        }
+                    }
+                });
+                found.map(|place| Command::PlaceFollower(Some(place)))
+            }
+            _ => self.legal_commands().get(n).copied(),
+        }
+    }
+
     fn moves_or_pass(&self, player: Seat, final_round: bool) -> Vec<Command> {
         let mut commands: Vec<Command> = self
             .move_targets(player, final_round)
@@ -152,4 +224,12 @@ impl Game {
             }
         }
     }
+}
+
+/// How many of a tile's rotations (`packed` edges) fit `cell`.
+fn fitting(packed: &[u16; 4], cell: &FrontierCell) -> usize {
+    packed
+        .iter()
+        .map(|&edges| usize::from(edges & cell.care == cell.required))
+        .sum()
 }

@@ -476,16 +476,35 @@ fn every_combination_keeps_its_invariants_at_every_decision() {
                     );
                 }
                 check_unlisted_are_refused(&game, player, &choices);
+                // Counting and picking without listing agree with the list.
+                assert_eq!(game.legal_command_count(), choices.len());
+                let picked: Vec<_> = (0..=choices.len()).map(|n| game.legal_command(n)).collect();
+                assert_eq!(
+                    picked[..choices.len()],
+                    choices.iter().copied().map(Some).collect::<Vec<_>>()[..]
+                );
+                assert_eq!(picked[choices.len()], None, "nothing past the last choice");
                 let other = Seat((player.0 + 1) % players as u8);
                 assert!(matches!(
                     game.decide(Actor::Seat(other), &choices[0]),
                     Err(PlayError::NotYourTurn { .. })
                 ));
                 let command = choices[rng.below(choices.len())];
-                events.extend(
-                    game.execute(Actor::Seat(player), &command, &mut ())
-                        .expect("listed"),
+                // Executing into a reused buffer does what execute does.
+                let mut into = game.clone();
+                let mut buffer = vec![Event::Resumed { down_since_ms: 0 }];
+                into.execute_into(into.time(), Actor::Seat(player), &command, &mut buffer, &mut ())
+                    .expect("listed");
+                let executed = game
+                    .execute(Actor::Seat(player), &command, &mut ())
+                    .expect("listed");
+                assert_eq!(
+                    buffer[1..],
+                    executed[..],
+                    "the same events, after what the buffer held"
                 );
+                assert_eq!(into, game);
+                events.extend(executed);
                 for (before, now) in scores.iter_mut().zip(game.scores()) {
                     assert!(*now >= *before, "scores never decrease");
                     *before = *now;
