@@ -7,9 +7,12 @@
 //!    of levels, the first seat alternating, for the base game and for
 //!    River + Count: the first level's win rate with its 95% Wilson
 //!    interval, and its average score margin. Pairs: greedy vs random,
-//!    search vs greedy, strong search vs search. `STRENGTH_ITERATIONS`
-//!    [500] is the search's budget a decision, `STRENGTH_STRONG` [2000]
-//!    the strong one's.
+//!    search vs greedy, strong search vs greedy, strong search vs search
+//!    (`STRENGTH_PAIRS`, a comma-separated subset of `greedy`, `search`,
+//!    `strong-greedy`, `strong`, picks some). `STRENGTH_ITERATIONS` [500]
+//!    is the search's budget a decision, `STRENGTH_STRONG` [2000] the
+//!    strong one's; `STRENGTH_THREADS` [1] plays games side by side (the
+//!    results do not depend on it); `STRENGTH_SPEED=0` skips part 1.
 
 // A bench: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used)]
@@ -100,32 +103,50 @@ fn wilson(wins: f64, n: f64) -> (f64, f64) {
     (centre - half, centre + half)
 }
 
-fn matches(first: Level, second: Level, rules: Rules, label: &str, games: u32) {
+/// One game of a match: `first` in seat `n % 2`; its points (1, ½, 0)
+/// and its margin.
+fn one_game(first: Level, second: Level, rules: Rules, n: u32) -> (f64, i64) {
+    let first_seat = (n % 2) as usize;
+    let mut bots = vec![
+        Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 1)),
+        Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 2)),
+    ];
+    bots[first_seat] = Bot::new(first, Seed::from_u64(u64::from(n) * 2 + 1));
+    let mut game = new_game(rules, 10_000 + u64::from(n / 2));
+    play(&mut game, &mut bots);
+    let scores = game.scores();
+    let (mine, theirs) = (scores[first_seat], scores[1 - first_seat]);
+    let points = match mine.cmp(&theirs) {
+        std::cmp::Ordering::Greater => 1.0,
+        std::cmp::Ordering::Equal => 0.5,
+        std::cmp::Ordering::Less => 0.0,
+    };
+    (points, i64::from(mine) - i64::from(theirs))
+}
+
+/// A match of `games` games, spread over `threads` threads (each game is
+/// deterministic: the result does not depend on the threads).
+fn matches(first: Level, second: Level, rules: Rules, label: &str, games: u32, threads: u32) {
     let started = Instant::now();
-    let mut wins = 0.0;
-    let mut margin = 0i64;
-    for n in 0..games {
-        let first_seat = (n % 2) as usize;
-        let mut bots = vec![
-            Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 1)),
-            Bot::new(second, Seed::from_u64(u64::from(n) * 2 + 2)),
-        ];
-        bots[first_seat] = Bot::new(first, Seed::from_u64(u64::from(n) * 2 + 1));
-        let mut game = new_game(rules, 10_000 + u64::from(n / 2));
-        play(&mut game, &mut bots);
-        let scores = game.scores();
-        let (mine, theirs) = (scores[first_seat], scores[1 - first_seat]);
-        wins += match mine.cmp(&theirs) {
-            std::cmp::Ordering::Greater => 1.0,
-            std::cmp::Ordering::Equal => 0.5,
-            std::cmp::Ordering::Less => 0.0,
-        };
-        margin += i64::from(mine) - i64::from(theirs);
-    }
+    let results: Vec<(f64, i64)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|t| {
+                scope.spawn(move || {
+                    (t..games)
+                        .step_by(threads as usize)
+                        .map(|n| one_game(first, second, rules, n))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+    });
+    let wins: f64 = results.iter().map(|r| r.0).sum();
+    let margin: i64 = results.iter().map(|r| r.1).sum();
     let n = f64::from(games);
     let (low, high) = wilson(wins, n);
     println!(
-        "  {label}: {} vs {}: wins {:.0}% (95% CI {:.0}–{:.0}%), margin {:+.1} a game, {games} games in {:.0} s",
+        "  {label}: {} vs {}: wins {:.1}% (95% CI {:.1}–{:.1}%), margin {:+.1} a game, {games} games in {:.0} s",
         first.name(),
         second.name(),
         100.0 * wins / n,
@@ -137,20 +158,32 @@ fn matches(first: Level, second: Level, rules: Rules, label: &str, games: u32) {
 }
 
 fn main() {
-    speed();
+    if env("STRENGTH_SPEED", 1) == 1 {
+        speed();
+    }
     let games = env("STRENGTH_GAMES", 20);
+    let threads = env("STRENGTH_THREADS", 1).max(1);
     let search = Level::Search {
         iterations: env("STRENGTH_ITERATIONS", 500),
     };
     let strong = Level::Search {
         iterations: env("STRENGTH_STRONG", 2_000),
     };
+    let only = std::env::var("STRENGTH_PAIRS").unwrap_or_default();
+    let pairs = [
+        ("greedy", Level::Greedy, Level::Random),
+        ("search", search, Level::Greedy),
+        ("strong-greedy", strong, Level::Greedy),
+        ("strong", strong, search),
+    ];
     println!("strength, 2 players, first seat alternating:");
     let base = Rules::default();
     let both = base.with(Expansion::River).with(Expansion::Count);
     for (rules, label) in [(base, "base"), (both, "River+Count")] {
-        matches(Level::Greedy, Level::Random, rules, label, games);
-        matches(search, Level::Greedy, rules, label, games);
-        matches(strong, search, rules, label, games);
+        for (name, first, second) in pairs {
+            if only.is_empty() || only.split(',').any(|p| p.trim() == name) {
+                matches(first, second, rules, label, games, threads);
+            }
+        }
     }
 }
