@@ -42,7 +42,9 @@ pub struct Turn {
 impl Turn {
     /// The bot's turn in `loaded`, if its pending decision is a bot seat's.
     pub fn of(id: &GameId, loaded: &Loaded) -> Option<Turn> {
-        let seat = loaded.game.pending().player()?;
+        let carcassonne_engine::Actor::Seat(seat) = loaded.game.pending().actor()? else {
+            return None;
+        };
         loaded.opened.bot(seat.index())?;
         Some(Turn {
             game: id.clone(),
@@ -98,15 +100,16 @@ pub fn budget_for(budget: Duration, now_ms: u64, deadline_ms: Option<u64>) -> Du
     }
 }
 
-/// The bot's seed for its decision at version `seq` of game `game`: from
-/// public data only, so that it says nothing of the bag.
-fn bot_seed(game: &GameId, seat: Seat, seq: u64) -> Seed {
+/// A bot's seed for its decision at `version` of game `game` (its id):
+/// from public data only, so that it says nothing of the bag. The server's
+/// bot seats and `carcassonne bot` both take theirs from it.
+pub fn bot_seed(game: &str, seat: Seat, version: u64) -> Seed {
     use sha2::Digest as _;
     let mut hash = sha2::Sha256::new();
     hash.update(b"carcassonne bot seat\0");
-    hash.update(game.as_str().as_bytes());
+    hash.update(game.as_bytes());
     hash.update([0, seat.0]);
-    hash.update(seq.to_be_bytes());
+    hash.update(version.to_be_bytes());
     Seed(hash.finalize().into())
 }
 
@@ -301,7 +304,7 @@ fn decide(
     if loaded.version != turn.seq {
         return Ok(None);
     }
-    let Some(seat) = loaded.game.pending().player() else {
+    let Some(carcassonne_engine::Actor::Seat(seat)) = loaded.game.pending().actor() else {
         return Ok(None);
     };
     let Some(name) = loaded.opened.bot(seat.index()) else {
@@ -312,7 +315,14 @@ fn decide(
     let now = games.store().now_millis().max(loaded.game.time());
     let budget = budget_for(budget, now, loaded.game.deadline());
     let started = Instant::now();
-    let mut bot = Bot::new(level, bot_seed(&turn.game, seat, turn.seq));
+    let mut bot = Bot::new(
+        level,
+        bot_seed(
+            turn.game.as_str(),
+            seat,
+            crate::api::version::of_seq(turn.seq) as u64,
+        ),
+    );
     // Only what the seat's player sees: no seed, no order.
     let public = loaded.game.public();
     let decided = bot.decide_within(&public, |_| started.elapsed() >= budget || *stopping.borrow());

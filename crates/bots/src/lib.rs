@@ -107,7 +107,10 @@ impl Bot {
         game: &PublicGame,
         mut stop: impl FnMut(u32) -> bool,
     ) -> Option<(Seat, Command)> {
-        let seat = game.game().pending().player()?;
+        // A draw is the dealer's, though it names the seat it is for.
+        let Some(Actor::Seat(seat)) = game.game().pending().actor() else {
+            return None;
+        };
         let choices = game.game().legal_commands();
         if choices.is_empty() {
             return None;

@@ -209,3 +209,28 @@ fn decide_within_stops_the_search_at_the_caller_s_word_or_its_level_s_iterations
     let mut plain = Bot::new(Level::Search { iterations: 20 }, Seed::from_u64(4));
     assert_eq!(within.decide_within(&public, |_| false), plain.decide(&public));
 }
+
+#[test]
+fn a_bot_never_decides_a_draw_which_is_the_dealer_s() {
+    let setup = Setup {
+        rules: Rules::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: None,
+        time_control: None,
+    };
+    // Created, before its first draw: the draw names seat 0, but it is
+    // the dealer's.
+    let public = carcassonne_engine::PublicGame::created(setup, 0).expect("a setup");
+    assert_eq!(
+        public.game().pending().player(),
+        Some(carcassonne_engine::Seat(0))
+    );
+    for level in LEVELS {
+        assert_eq!(
+            Bot::new(level, Seed::from_u64(1)).decide(&public),
+            None,
+            "{level:?}"
+        );
+    }
+}
