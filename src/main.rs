@@ -1,6 +1,7 @@
 //! The `carcassonne` binary: the command line of the project.
 
 mod archives;
+mod bot_client;
 mod cli;
 mod ops;
 mod pictures;
@@ -55,6 +56,12 @@ enum Command {
     /// scroll the board, c follow the last tile, q quit (one command a
     /// line from a pipe).
     Replay(viewer::ReplayArgs),
+    /// Play as a built-in bot on a server: one seat of one game (--game,
+    /// --seat, --token), or every game of a registered player (--key).
+    ///
+    /// The bot decides from what its player is shown only (no seed, no
+    /// order), within --budget-ms a decision and the seat's clock.
+    Bot(bot_client::BotArgs),
     /// Back up the event store, from the running server on that data
     /// directory (it goes on serving) or from the directory itself.
     Backup(ops::BackupArgs),
@@ -88,6 +95,7 @@ fn main() -> ExitCode {
         Command::Tiles(a) => pictures::tiles(&a),
         Command::Watch(a) => viewer::watch(&a),
         Command::Replay(a) => viewer::replay(&a),
+        Command::Bot(a) => bot_client::bot(&a),
         Command::Backup(a) => ops::backup(&a),
         Command::Restore(a) => ops::restore(&a),
         Command::Audit(a) => archives::audit(&a),

@@ -295,3 +295,26 @@ pub fn page_size(requested: u32) -> Result<usize, ApiError> {
         }),
     }
 }
+
+/// The built-in bots of a new game's seats (`CreateGameRequest.bots`):
+/// empty, or one entry per seat, a level's name or "" for a client's seat.
+pub fn bots(levels: &[String], seats: usize) -> Result<Vec<Option<carcassonne_bots::Level>>, ApiError> {
+    if levels.is_empty() {
+        return Ok(Vec::new());
+    }
+    if levels.len() != seats {
+        return Err(ApiError::InvalidArgument {
+            field: "bots".to_owned(),
+            message: format!("one entry per seat: {seats}, not {}", levels.len()),
+        });
+    }
+    levels
+        .iter()
+        .map(|name| match name.as_str() {
+            "" => Ok(None),
+            name => carcassonne_bots::Level::from_name(name)
+                .map(Some)
+                .ok_or_else(|| ApiError::UnknownBotLevel(name.to_owned())),
+        })
+        .collect()
+}

@@ -47,6 +47,13 @@ fn truncated(mut text: String, max: usize) -> String {
 pub enum ApiError {
     #[error("{field}: {message}")]
     InvalidArgument { field: String, message: String },
+    /// A bot level no built-in bot has (`CreateGameRequest.bots`).
+    #[error(
+        "bots: no built-in bot has the level {}: \"random\", \"greedy\", \"search\" or \"search:N\" (N from 1 to {})",
+        quote(.0),
+        carcassonne_bots::MAX_ITERATIONS
+    )]
+    UnknownBotLevel(String),
     #[error("{rule}: {message}")]
     Rule { rule: String, message: String },
     #[error("{0}")]
@@ -164,6 +171,7 @@ impl ApiError {
     fn code_and_reason(&self) -> (Code, &'static str) {
         match self {
             ApiError::InvalidArgument { .. } => (Code::InvalidArgument, "INVALID_ARGUMENT"),
+            ApiError::UnknownBotLevel(_) => (Code::InvalidArgument, "UNKNOWN_BOT_LEVEL"),
             ApiError::Rule { .. } => (Code::FailedPrecondition, "RULE_VIOLATION"),
             ApiError::WrongDecision(_) => (Code::FailedPrecondition, "WRONG_DECISION"),
             ApiError::GameFinished => (Code::FailedPrecondition, "GAME_FINISHED"),
@@ -200,6 +208,9 @@ impl ApiError {
         match self {
             ApiError::InvalidArgument { field, .. } => {
                 metadata.insert("field".to_owned(), field.clone());
+            }
+            ApiError::UnknownBotLevel(_) => {
+                metadata.insert("field".to_owned(), "bots".to_owned());
             }
             ApiError::Rule { rule, .. } => {
                 metadata.insert("rule".to_owned(), rule.clone());

@@ -20,6 +20,9 @@ pub struct GameInfo {
     pub seed_sha256: String,
     /// Per seat, the registered player it belongs to (empty: all guests).
     pub accounts: Vec<Option<String>>,
+    /// Per seat, the level of the built-in bot that plays it (empty: no
+    /// bots).
+    pub bots: Vec<Option<String>>,
     pub rated: bool,
     pub tournament: Option<String>,
 }
@@ -72,6 +75,12 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
                     .and_then(|a| a.as_deref())
                     .map(|name| format!("players/{name}"))
                     .unwrap_or_default(),
+                bot: info
+                    .bots
+                    .get(seat)
+                    .and_then(|b| b.as_deref())
+                    .unwrap_or_default()
+                    .to_owned(),
             })
             .collect(),
         tiles: Vec::new(),

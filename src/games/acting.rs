@@ -16,8 +16,7 @@ use carcassonne_store::{GameId, RequestId, StoreError, StoredEvent, Written};
 
 use super::cache::Cache;
 use super::stored::{Loaded, engine_event, new_event};
-use super::timekeeper::{Deadline, DeadlineSender};
-use super::{Games, Outcome, auth, store_error};
+use super::{Games, Listeners, Outcome, auth, store_error};
 
 /// How often a server-made action is decided again when another action
 /// reached the disk first (5 ms apart): a group commit takes far less.
@@ -223,6 +222,21 @@ impl Games {
         command: &Command,
     ) -> Result<Acting, ApiError> {
         let seat = Seat(auth::seat_of(token, &loaded.opened.token_hashes).ok_or(ApiError::BadToken)?);
+        self.act_as(loaded, id, seat, expected_version, request_id, command)
+    }
+
+    /// [`Games::act_on`] for `seat`, whoever asks: the server for a bot's
+    /// seat ([`super::bot_seats`]), once a token has named the seat for a
+    /// client. The same checks, the same events, the same answers.
+    pub fn act_as(
+        &self,
+        loaded: Arc<Loaded>,
+        id: &GameId,
+        seat: Seat,
+        expected_version: u64,
+        request_id: &RequestId,
+        command: &Command,
+    ) -> Result<Acting, ApiError> {
         let asked = Asked {
             request_id: request_id.clone(),
             seat,
@@ -495,7 +509,7 @@ impl Games {
         let settling = Settling {
             future: Some(Box::pin(settle(
                 self.cache.clone(),
-                self.deadlines.get().cloned(),
+                self.listeners(),
                 id.clone(),
                 written,
                 Origin { at, seat, asked },
@@ -577,7 +591,7 @@ fn asks_for(before: &Loaded, stored: &StoredEvent, asked: &Asked) -> Result<bool
 /// the caller.
 async fn settle(
     cache: Arc<Cache>,
-    deadlines: Option<DeadlineSender>,
+    listeners: Listeners,
     id: GameId,
     written: Written,
     origin: Origin,
@@ -615,9 +629,7 @@ async fn settle(
     next.version = appended.last_seq;
     let next = Arc::new(next);
     cache.put(&id, next.clone());
-    if let Some(deadlines) = deadlines {
-        let _ = deadlines.send(Deadline::of(&id, &next));
-    }
+    listeners.tell(&id, &next);
     Ok(Settled::Acted(Acted {
         outcomes,
         loaded: next,

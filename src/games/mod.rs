@@ -9,6 +9,7 @@
 
 mod acting;
 pub mod auth;
+pub mod bot_seats;
 mod cache;
 pub mod stored;
 #[cfg(test)]
@@ -90,6 +91,9 @@ pub struct NewGame {
     /// Its bag is shared with other games still running: see
     /// [`Opened::sealed`].
     pub sealed: bool,
+    /// Per seat, the built-in bot the server plays it with; empty, or
+    /// `None` for a client's seat. A bot's seat belongs to no account.
+    pub bots: Vec<Option<carcassonne_bots::Level>>,
 }
 
 impl NewGame {
@@ -102,6 +106,7 @@ impl NewGame {
             rated: false,
             tournament: None,
             sealed: false,
+            bots: Vec::new(),
         }
     }
 }
@@ -139,6 +144,30 @@ pub struct Games {
     /// Who lifts seals: the tournaments, once they run (held weakly: they
     /// hold the games). Until then every sealed game stays sealed.
     seals: std::sync::OnceLock<std::sync::Weak<dyn Seals>>,
+    /// Where every new version whose pending decision is a bot seat's
+    /// goes: the bot seats' driver, once it runs ([`Games::play_bots`]).
+    turns: std::sync::OnceLock<bot_seats::TurnSender>,
+}
+
+/// Who hears of every new version once it is durable: the timekeeper (its
+/// deadline) and the bot seats' driver (a bot's turn).
+#[derive(Clone, Default)]
+struct Listeners {
+    deadlines: Option<DeadlineSender>,
+    turns: Option<bot_seats::TurnSender>,
+}
+
+impl Listeners {
+    fn tell(&self, id: &GameId, loaded: &Loaded) {
+        if let Some(deadlines) = &self.deadlines {
+            let _ = deadlines.send(Deadline::of(id, loaded));
+        }
+        if let Some(turns) = &self.turns
+            && let Some(turn) = bot_seats::Turn::of(id, loaded)
+        {
+            let _ = turns.send(turn);
+        }
+    }
 }
 
 impl Games {
@@ -150,6 +179,22 @@ impl Games {
             deciding: std::array::from_fn(|_| Mutex::new(())),
             deadlines: std::sync::OnceLock::new(),
             seals: std::sync::OnceLock::new(),
+            turns: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// From now on, every new version whose pending decision is a bot
+    /// seat's is told to `turns`. Once per `Games`.
+    pub fn play_bots(&self, turns: bot_seats::TurnSender) -> Result<(), ApiError> {
+        self.turns
+            .set(turns)
+            .map_err(|_| ApiError::Internal("a second bot seats' driver".to_owned()))
+    }
+
+    fn listeners(&self) -> Listeners {
+        Listeners {
+            deadlines: self.deadlines.get().cloned(),
+            turns: self.turns.get().cloned(),
         }
     }
 
@@ -161,11 +206,10 @@ impl Games {
             .map_err(|_| ApiError::Internal("a second timekeeper".to_owned()))
     }
 
-    /// Tells the timekeeper, if one runs, the deadline of `loaded`.
+    /// Tells the timekeeper, if one runs, the deadline of `loaded`, and
+    /// the bot seats' driver a bot's turn.
     pub fn arm(&self, id: &GameId, loaded: &Loaded) {
-        if let Some(deadlines) = self.deadlines.get() {
-            let _ = deadlines.send(Deadline::of(id, loaded));
-        }
+        self.listeners().tell(id, loaded);
     }
 
     /// Tells the games who lifts seals; once.
@@ -213,6 +257,15 @@ impl Games {
             message: e.to_string(),
         })?;
         let account = |seat: usize| new.accounts.get(seat).and_then(Option::as_ref);
+        let bot = |seat: usize| new.bots.get(seat).copied().flatten();
+        if let Some(seat) =
+            (0..setup.players.len()).find(|&seat| account(seat).is_some() && bot(seat).is_some())
+        {
+            return Err(ApiError::InvalidArgument {
+                field: "bots".to_owned(),
+                message: format!("seat {seat} belongs to a registered player: it cannot be a bot's"),
+            });
+        }
         let tokens = (0..setup.players.len())
             .map(|seat| match account(seat) {
                 Some(_) => Ok(None),
@@ -230,6 +283,15 @@ impl Games {
                     (None, None) => [0; 32],
                 })
                 .collect(),
+            // A bot's seat has a token nobody is shown: only the server
+            // acts for it.
+            bots: if new.bots.iter().any(Option::is_some) {
+                (0..setup.players.len())
+                    .map(|seat| bot(seat).map(carcassonne_bots::Level::name))
+                    .collect()
+            } else {
+                Vec::new()
+            },
             spectator_delay: new.spectator_delay,
             accounts: if new.accounts.iter().any(Option::is_some) {
                 (0..setup.players.len())
@@ -262,6 +324,11 @@ impl Games {
         }
         let loaded = self.load(id)?;
         self.arm(id, &loaded);
+        let tokens = tokens
+            .into_iter()
+            .enumerate()
+            .map(|(seat, token)| token.filter(|_| bot(seat).is_none()))
+            .collect();
         Ok(Created { loaded, tokens })
     }
 

@@ -32,6 +32,10 @@ pub struct Opened {
     /// round (duplicate bags): nobody but its seats may see it until the
     /// tournament says the round is over ([`crate::games::Games::sealed`]).
     pub sealed: bool,
+    /// Per seat, the level of the built-in bot the server plays it with
+    /// (`None`: a client's seat), by its name ([`carcassonne_bots::Level`]).
+    /// Empty when no seat is a bot's.
+    pub bots: Vec<Option<String>>,
 }
 
 impl Opened {
@@ -39,10 +43,14 @@ impl Opened {
     /// Format 2 (a game with registered players, rated, or of a
     /// tournament) goes on after the hashes with, per seat, the length of
     /// its player's name (`u8`, 0 for a guest) and the name; then flags
-    /// (`u8`, bit 0: rated, bit 1: sealed); then the tournament id's length (`u8`) and the
-    /// id. A game with none of those is written in format 1.
+    /// (`u8`, bit 0: rated, bit 1: sealed, bit 2: bots); then the tournament id's length (`u8`) and the
+    /// id; then, with bots, per seat the length of its bot's level name
+    /// (`u8`, 0 for a client's seat) and the name. A game with none of
+    /// those is written in format 1.
     pub fn encode(&self) -> Vec<u8> {
-        let extended = self.accounts.iter().any(Option::is_some) || self.rated || self.tournament.is_some();
+        let bots = self.bots.iter().any(Option::is_some);
+        let extended =
+            self.accounts.iter().any(Option::is_some) || self.rated || self.tournament.is_some() || bots;
         let mut out = vec![if extended { 2 } else { 1 }];
         out.extend(self.spectator_delay.to_le_bytes());
         out.push(self.token_hashes.len() as u8);
@@ -55,10 +63,17 @@ impl Opened {
                 out.push(name.len() as u8);
                 out.extend(name.as_bytes());
             }
-            out.push(u8::from(self.rated) | u8::from(self.sealed) << 1);
+            out.push(u8::from(self.rated) | u8::from(self.sealed) << 1 | u8::from(bots) << 2);
             let tournament = self.tournament.as_deref().unwrap_or_default();
             out.push(tournament.len() as u8);
             out.extend(tournament.as_bytes());
+            if bots {
+                for seat in 0..self.token_hashes.len() {
+                    let level = self.bot(seat).unwrap_or_default();
+                    out.push(level.len() as u8);
+                    out.extend(level.as_bytes());
+                }
+            }
         }
         out
     }
@@ -96,14 +111,27 @@ impl Opened {
                         .map(|name| (!name.is_empty()).then_some(name))
                 })
                 .collect::<Result<_, _>>()?;
+            // As written: no account is no list (a game of guests and bots).
+            if opened.accounts.iter().all(Option::is_none) {
+                opened.accounts.clear();
+            }
             let flags = reader.byte("flags")?;
-            if flags > 0b11 {
+            if flags > 0b111 {
                 return Err(format!("unknown flags {flags:#x}"));
             }
             opened.rated = flags & 1 != 0;
             opened.sealed = flags & 0b10 != 0;
             let tournament = reader.text("the tournament")?;
             opened.tournament = (!tournament.is_empty()).then_some(tournament);
+            if flags & 0b100 != 0 {
+                opened.bots = (0..seats)
+                    .map(|_| {
+                        reader
+                            .text("a seat's bot")
+                            .map(|level| (!level.is_empty()).then_some(level))
+                    })
+                    .collect::<Result<_, _>>()?;
+            }
         }
         if !reader.0.is_empty() {
             return Err(format!("{} bytes after the end", reader.0.len()));
@@ -114,6 +142,11 @@ impl Opened {
     /// The registered player seat `seat` belongs to.
     pub fn account(&self, seat: usize) -> Option<&str> {
         self.accounts.get(seat).and_then(|a| a.as_deref())
+    }
+
+    /// The level of the bot that plays seat `seat`, by name.
+    pub fn bot(&self, seat: usize) -> Option<&str> {
+        self.bots.get(seat).and_then(|b| b.as_deref())
     }
 
     /// The seat that belongs to registered player `name`.
@@ -201,12 +234,16 @@ impl Loaded {
         if !opened.accounts.is_empty() && opened.accounts.len() != opened.token_hashes.len() {
             return Err("seats and their players disagree".to_owned());
         }
+        if !opened.bots.is_empty() && opened.bots.len() != opened.token_hashes.len() {
+            return Err("seats and their bots disagree".to_owned());
+        }
         let info = GameInfo {
             id: first.game.as_str().to_owned(),
             create_time_ms: first.time_millis as i64,
             spectator_delay: opened.spectator_delay,
             seed_sha256: setup.seed.map(|s| seed_commitment(&s.0)).unwrap_or_default(),
             accounts: opened.accounts.clone(),
+            bots: opened.bots.clone(),
             rated: opened.rated,
             tournament: opened.tournament.clone(),
         };

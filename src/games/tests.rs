@@ -53,7 +53,7 @@ fn a_filtered_listing_reads_at_most_its_scan_limit_per_call() {
 }
 
 #[test]
-fn an_opening_reads_back_as_written_in_either_format_and_unknown_flags_are_refused() {
+fn an_opening_reads_back_as_written_in_either_format_bots_included_and_unknown_flags_are_refused() {
     use super::stored::Opened;
     let guests = Opened {
         token_hashes: vec![[1; 32], [2; 32]],
@@ -71,7 +71,15 @@ fn an_opening_reads_back_as_written_in_either_format_and_unknown_flags_are_refus
         rated: false,
         ..tournament.clone()
     };
-    for opened in [&guests, &tournament, &sealed_only] {
+    let bots = Opened {
+        bots: vec![None, Some("search:500".to_owned())],
+        ..guests.clone()
+    };
+    let bots_in_a_tournament = Opened {
+        bots: vec![Some("greedy".to_owned()), None],
+        ..tournament.clone()
+    };
+    for opened in [&guests, &tournament, &sealed_only, &bots, &bots_in_a_tournament] {
         assert_eq!(Opened::decode(&opened.encode()).as_ref(), Ok(opened));
     }
     assert_eq!(guests.encode()[0], 1, "a game of guests keeps format 1");
@@ -79,6 +87,21 @@ fn an_opening_reads_back_as_written_in_either_format_and_unknown_flags_are_refus
     // The flags byte comes before the tournament's id (length, 5 bytes).
     let flags = unknown.len() - 7;
     assert_eq!(unknown[flags], 0b11);
-    unknown[flags] = 0b111;
+    unknown[flags] = 0b1011;
     assert!(Opened::decode(&unknown).unwrap_err().contains("unknown flags"));
+}
+
+#[test]
+fn a_bot_takes_its_budget_or_a_share_of_the_time_its_clock_leaves_whichever_is_less() {
+    use super::bot_seats::budget_for;
+    use std::time::Duration;
+    let second = Duration::from_secs(1);
+    assert_eq!(budget_for(second, 1_000, None), second, "no clock");
+    assert_eq!(budget_for(second, 1_000, Some(61_000)), second, "time to spare");
+    // 400 ms left: a quarter of what is left after the margin.
+    assert_eq!(budget_for(second, 1_000, Some(1_400)), Duration::from_millis(87));
+    // At or past the deadline: nothing (the search still makes one
+    // iteration, and the timeout is the timekeeper's).
+    assert_eq!(budget_for(second, 1_000, Some(1_020)), Duration::ZERO);
+    assert_eq!(budget_for(second, 2_000, Some(1_000)), Duration::ZERO);
 }

@@ -208,6 +208,7 @@ impl proto::game_service_server::GameService for GameService {
             time_control: parse::time_control(r.time_control.as_ref())?,
         };
         let accounts = self.accounts(&r.accounts, setup.players.len())?;
+        let bots = parse::bots(&r.bots, setup.players.len())?;
         if r.rated && (accounts.len() != setup.players.len() || accounts.iter().any(Option::is_none)) {
             return Err(ApiError::InvalidArgument {
                 field: "rated".to_owned(),
@@ -224,6 +225,7 @@ impl proto::game_service_server::GameService for GameService {
             rated: r.rated,
             tournament: None,
             sealed: false,
+            bots,
         };
         let (permit, games) = (self.permit()?, self.games.clone());
         let key = request_id.as_str().to_owned();

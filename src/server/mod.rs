@@ -72,6 +72,8 @@ pub struct ServerConfig {
     pub admin_key: Option<String>,
     /// Who may register players.
     pub registration: crate::players::Registration,
+    /// How the server plays its games' bot seats.
+    pub bots: crate::games::bot_seats::BotConfig,
 }
 
 impl Default for ServerConfig {
@@ -85,6 +87,7 @@ impl Default for ServerConfig {
             store: StoreConfig::default(),
             admin_key: None,
             registration: crate::players::Registration::Open,
+            bots: crate::games::bot_seats::BotConfig::default(),
         }
     }
 }
@@ -243,6 +246,10 @@ pub async fn serve_with_ready(
     let liveness = liveness::Liveness::new(&config.data, clock.clone());
     let timekeeper = timekeeper::spawn(games.clone(), clock, stopping.clone())
         .map_err(|e| ServerError::Clocks(e.to_string()))?;
+    // The bot seats, before the resumptions: a resumed game whose seat
+    // is a bot's is its turn.
+    let bots = crate::games::bot_seats::spawn(games.clone(), config.bots.clone(), stopping.clone())
+        .map_err(|e| ServerError::Clocks(e.to_string()))?;
     let resumed = timekeeper::resume_all(&games, liveness.last_alive())
         .await
         .map_err(|e| ServerError::Clocks(e.to_string()))?;
@@ -377,6 +384,7 @@ pub async fn serve_with_ready(
     // it was storing, so every append is durable: closing makes sled
     // durable too, and says whether that worked.
     let _ = timekeeper.await;
+    let _ = bots.await;
     let _ = recording.await;
     let _ = heartbeat.await;
     let _ = storage_health.await;

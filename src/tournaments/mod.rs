@@ -415,6 +415,7 @@ impl Tournaments {
                 rated: tournament.spec().rated,
                 tournament: Some(id.to_owned()),
                 sealed: tournament.spec().duplicate_bags,
+                bots: Vec::new(),
             };
             match self.games.create(&game_id, &request, new) {
                 Ok(_) | Err(ApiError::AlreadyExists(_)) => {}

@@ -4,6 +4,8 @@
 
 mod archive;
 mod bench_verdict;
+mod bot_cli;
+mod bot_seats;
 mod bots;
 mod cli;
 mod clocks;

@@ -5,7 +5,9 @@
 // whose `reason` a program branches on (docs/client-guide.md, "Errors and
 // their reasons", has the whole table). By code:
 // - INVALID_ARGUMENT: INVALID_ARGUMENT (metadata `field`; e.g. a request id
-//   beginning with "~", which marks the server's own), MALFORMED_REQUEST.
+//   beginning with "~", which marks the server's own), MALFORMED_REQUEST,
+//   UNKNOWN_BOT_LEVEL (metadata `field` "bots": a bot seat's level is
+//   none of the built-in bots').
 // - FAILED_PRECONDITION: RULE_VIOLATION (metadata `rule`, an id of
 //   docs/rules.md, e.g. T-9 for an abort after every seat has decided),
 //   WRONG_DECISION, GAME_FINISHED, and OUT_OF_TIME (metadata `seat`,
@@ -55,6 +57,7 @@ import { Code, ConnectError } from "@connectrpc/connect";
 export const Reason = {
   INVALID_ARGUMENT: "INVALID_ARGUMENT",
   MALFORMED_REQUEST: "MALFORMED_REQUEST",
+  UNKNOWN_BOT_LEVEL: "UNKNOWN_BOT_LEVEL",
   RULE_VIOLATION: "RULE_VIOLATION",
   WRONG_DECISION: "WRONG_DECISION",
   GAME_FINISHED: "GAME_FINISHED",

@@ -94,7 +94,23 @@ impl Bot {
     /// The seat's choice for the decision pending in `game`, if it is a
     /// seat's (a draw is the dealer's) and there is a choice to make.
     pub fn decide(&mut self, game: &PublicGame) -> Option<(Seat, Command)> {
-        let seat = game.game().pending().player()?;
+        self.decide_within(game, |_| false)
+    }
+
+    /// [`Bot::decide`] within the caller's budget too: the search stops
+    /// at its level's iterations or as soon as `stop(iterations so far)`
+    /// says so (after at least one), and plays its best choice so far.
+    /// What a server gives its clock to; the other levels take no time
+    /// worth stopping.
+    pub fn decide_within(
+        &mut self,
+        game: &PublicGame,
+        mut stop: impl FnMut(u32) -> bool,
+    ) -> Option<(Seat, Command)> {
+        // A draw is the dealer's, though it names the seat it is for.
+        let Some(Actor::Seat(seat)) = game.game().pending().actor() else {
+            return None;
+        };
         let choices = game.game().legal_commands();
         if choices.is_empty() {
             return None;
@@ -105,7 +121,7 @@ impl Bot {
             // One choice needs no search.
             Level::Search { .. } if choices.len() == 1 => choices[0],
             Level::Search { iterations } => self
-                .search(game, seat, |done| done >= iterations)
+                .search(game, seat, |done| done >= iterations || stop(done))
                 .map_or(choices[0], |searched| searched.best),
         };
         Some((seat, choice))

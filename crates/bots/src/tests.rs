@@ -180,3 +180,57 @@ fn the_search_runs_its_budget_asking_after_each_iteration_and_chooses_a_legal_ch
     assert_eq!(once.iterations, 1);
     assert!(game.legal_commands().contains(&once.best));
 }
+
+#[test]
+fn decide_within_stops_the_search_at_the_caller_s_word_or_its_level_s_iterations() {
+    let game = new_game(combinations()[0], 2, 5);
+    let public = game.public();
+    let count = |level: Level, stop_at: u32| {
+        let mut asked = 0;
+        let mut bot = Bot::new(level, Seed::from_u64(9));
+        let (seat, command) = bot
+            .decide_within(&public, |done| {
+                asked = done;
+                done >= stop_at
+            })
+            .expect("a choice");
+        assert_eq!(Some(seat), game.pending().player());
+        assert!(game.legal_commands().contains(&command));
+        asked
+    };
+    // The caller's budget comes first...
+    assert_eq!(count(Level::Search { iterations: 500 }, 3), 3);
+    // ... or the level's, after which the caller is not asked again.
+    assert_eq!(count(Level::Search { iterations: 5 }, 1_000), 4);
+    // The other levels never search.
+    assert_eq!(count(Level::Greedy, 1), 0);
+    // Without a budget of its own it decides as `decide` does.
+    let mut within = Bot::new(Level::Search { iterations: 20 }, Seed::from_u64(4));
+    let mut plain = Bot::new(Level::Search { iterations: 20 }, Seed::from_u64(4));
+    assert_eq!(within.decide_within(&public, |_| false), plain.decide(&public));
+}
+
+#[test]
+fn a_bot_never_decides_a_draw_which_is_the_dealer_s() {
+    let setup = Setup {
+        rules: Rules::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: None,
+        time_control: None,
+    };
+    // Created, before its first draw: the draw names seat 0, but it is
+    // the dealer's.
+    let public = carcassonne_engine::PublicGame::created(setup, 0).expect("a setup");
+    assert_eq!(
+        public.game().pending().player(),
+        Some(carcassonne_engine::Seat(0))
+    );
+    for level in LEVELS {
+        assert_eq!(
+            Bot::new(level, Seed::from_u64(1)).decide(&public),
+            None,
+            "{level:?}"
+        );
+    }
+}

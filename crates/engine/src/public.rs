@@ -9,6 +9,7 @@
 //! (the River's tiles first, its lake last of them, then the land).
 
 use crate::game::{Game, SealedOrder, kind};
+use crate::model::{Actor, Command, Event, PlayError, Setup, SetupError};
 use crate::tiles::TileKind;
 
 /// A game without its bag's order or its seed.
@@ -40,6 +41,59 @@ impl Game {
 }
 
 impl PublicGame {
+    /// A game created from `setup` at `at` (ms since the Unix epoch, when
+    /// its clocks start), as its players see it: the seed, if `setup` has
+    /// one, is dropped. What a client that is told only the public events
+    /// of a game starts from; [`PublicGame::follow`] folds them in.
+    pub fn created(mut setup: Setup, at: u64) -> Result<PublicGame, SetupError> {
+        setup.seed = None;
+        Game::check_setup(&setup)?;
+        Ok(PublicGame(Game::new_at(setup, at)))
+    }
+
+    /// Folds in the game's next event, stored at `at`, after checking it
+    /// as the server decided it: a draw of a tile that is in the bag (the
+    /// order is not known, so any such tile), a decision of the seat whose
+    /// it is, a timeout that is due. A public event (every event but the
+    /// creation) is all it needs: a client rebuilds the game its player
+    /// sees, which the server's own `Game::public` equals. An event the
+    /// game cannot take is refused and changes nothing.
+    pub fn follow(&mut self, event: &Event, at: u64) -> Result<(), PlayError> {
+        let game = &self.0;
+        let (actor, command) = match *event {
+            Event::Created(_) => {
+                return Err(PlayError::WrongDecision {
+                    pending: game.pending().name(),
+                    command: "create",
+                });
+            }
+            Event::Drawn(tile) => (Actor::Dealer, Command::Draw(tile)),
+            Event::TilePlaced { pos, rotation } => {
+                (pending_actor(game)?, Command::PlaceTile { pos, rotation })
+            }
+            Event::FollowerPlaced(place) => (pending_actor(game)?, Command::PlaceFollower(place)),
+            Event::FollowerMoved(target) => (pending_actor(game)?, Command::MoveFromCarcassonne(target)),
+            Event::Passed => (pending_actor(game)?, Command::Pass),
+            Event::DeployedToCarcassonne { quarter, count } => (
+                pending_actor(game)?,
+                Command::DeployToCarcassonne { quarter, count },
+            ),
+            Event::TimedOut(_) => (Actor::Dealer, Command::TimeOut),
+            Event::Resigned(seat) => (Actor::Seat(seat), Command::Resign),
+            Event::Aborted(seat) => (Actor::Seat(seat), Command::Abort),
+            Event::Resumed { down_since_ms } => (Actor::Dealer, Command::Resume { down_since_ms }),
+        };
+        let decided = game.decide_at(at, actor, &command)?;
+        if decided.first() != Some(event) {
+            return Err(PlayError::WrongDecision {
+                pending: game.pending().name(),
+                command: command.name(),
+            });
+        }
+        self.0.apply_at(event, at, &mut ());
+        Ok(())
+    }
+
     /// The game, which draws nothing by itself: no order, no seed.
     pub fn game(&self) -> &Game {
         &self.0
@@ -92,4 +146,9 @@ impl PublicGame {
         game.order = SealedOrder(order);
         game
     }
+}
+
+/// Who a decision of the pending kind is by: the seat it waits for.
+fn pending_actor(game: &Game) -> Result<Actor, PlayError> {
+    game.pending().actor().ok_or(PlayError::Finished)
 }

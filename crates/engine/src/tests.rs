@@ -747,3 +747,86 @@ fn scores_if_ended_now_add_what_the_final_scoring_would_and_nothing_to_a_finishe
         }
     }
 }
+
+#[test]
+fn a_public_game_follows_the_public_events_to_the_very_game_its_players_see() {
+    for seed in 0..16u64 {
+        let rules = combinations()[seed as usize % 4];
+        let time_control = (seed % 2 == 1).then_some(TimeControl {
+            main: None,
+            decision_ms: Some(1_000),
+            on_timeout: if seed % 4 == 1 {
+                OnTimeout::Auto
+            } else {
+                OnTimeout::Forfeit
+            },
+        });
+        let setup = Setup {
+            rules,
+            players: (0..2 + seed as usize % 4).map(|i| format!("P{i}")).collect(),
+            tiles: None,
+            seed: Some(Seed::from_u64(seed)),
+            time_control,
+        };
+        let mut at = 5_000;
+        let mut game = Game::new_at(setup.clone(), at);
+        let mut first = Vec::new();
+        game.run_automatic(&mut first, &mut ());
+        let mut public = PublicGame::created(setup, at).expect("a valid setup");
+        for event in &first {
+            public.follow(event, at).expect("the first draw");
+        }
+        assert_eq!(public, game.public(), "seed {seed}: at the start");
+        let mut rng = Lcg(seed);
+        let mut decisions = 0;
+        while let Some(player) = game.pending().player() {
+            decisions += 1;
+            let (actor, command) = match (game.deadline(), decisions % 9) {
+                // Now and then a seat runs out of time, or resigns.
+                (Some(deadline), 0) => {
+                    at = deadline;
+                    (Actor::Dealer, Command::TimeOut)
+                }
+                (_, 5) if decisions % 45 == 5 => (Actor::Seat(player), Command::Resign),
+                _ => {
+                    at += 10;
+                    let choices = game.legal_commands();
+                    (Actor::Seat(player), choices[rng.below(choices.len())])
+                }
+            };
+            let events = game.execute_at(at, actor, &command, &mut ()).expect("legal");
+            for event in &events {
+                public.follow(event, at).expect("a public event the game takes");
+            }
+            assert_eq!(public, game.public(), "seed {seed}: after {command:?}");
+        }
+        assert!(public.game().is_finished(), "seed {seed}");
+    }
+}
+
+#[test]
+fn a_public_game_refuses_an_event_it_cannot_take_and_stays_as_it_was() {
+    let (game, events) = random_game(3, 2, Rules::default());
+    let Some(Event::Created(setup)) = events.first() else {
+        panic!("no creation");
+    };
+    let mut public = PublicGame::created(setup.clone(), 0).expect("a valid setup");
+    assert_eq!(public.game().setup().seed, None, "the seed is dropped");
+    public.follow(&events[1], 0).expect("the first draw");
+    let before = public.clone();
+    let refused = [
+        // A draw while a tile waits to be placed; a creation; a follower
+        // before the tile.
+        Event::Drawn(TileKind::from_name("D").expect("a kind")),
+        events[0].clone(),
+        Event::FollowerPlaced(None),
+    ];
+    for event in &refused {
+        assert!(public.follow(event, 0).is_err(), "{event:?}");
+        assert_eq!(public, before, "{event:?} changed nothing");
+    }
+    for event in &events[2..] {
+        public.follow(event, 0).expect("the game's own events");
+    }
+    assert_eq!(public, game.public());
+}

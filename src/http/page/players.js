@@ -77,6 +77,7 @@ export class PlayersView {
             { scope: "row" },
             seatMark(seat, 20),
             el("span", { class: "player-name" }, player.name ?? ""),
+            player.bot ? el("span", { class: "bot-tag", title: "the server's built-in bot" }, `${player.bot} bot`) : null,
             turn ? el("span", { class: "turn-tag" }, "to play") : null,
             winner ? el("span", { class: "winner-tag" }, "winner") : null,
             out ? el("span", { class: "out-tag", "data-status": player.status }, out) : null,

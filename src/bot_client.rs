@@ -1,0 +1,381 @@
+//! `carcassonne bot`: the server's built-in bots as an external gRPC
+//! client, for bot authors to test against any server.
+//!
+//! The bot rebuilds each game from what its player is shown (the game at
+//! version 1, then every public event, folded by `api::follow` into a
+//! `PublicGame`: no seed, no order) and decides from that alone, within
+//! its budget and the seat's clock, as the server's bot seats do. With
+//! `--game`, `--seat` and `--token` it follows one game's WatchGame
+//! stream and plays that seat; with `--key` it follows the registered
+//! player's WatchPlayer stream and plays every decision of every game the
+//! player sits in. Acts carry request ids named by the seat and the
+//! version, retried as they are after UNAVAILABLE, so a decision is stored
+//! at most once; a lost stream is reopened after its last version (or
+//! position).
+
+use std::collections::HashMap;
+use std::process::ExitCode;
+use std::time::{Duration, Instant, SystemTime};
+
+use anyhow::{Context as _, bail};
+use carcassonne::api::{follow, view};
+use carcassonne::games::bot_seats::{bot_seed, budget_for};
+use carcassonne::proto::game_service_client::GameServiceClient;
+use carcassonne::proto::player_service_client::PlayerServiceClient;
+use carcassonne::proto::watch_service_client::WatchServiceClient;
+use carcassonne::proto::{self, watch_game_response::Message as W, watch_player_response::Message as P};
+use carcassonne_bots::{Bot, Level};
+use carcassonne_engine::{Actor, PublicGame, Seat};
+use tokio_stream::StreamExt as _;
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Code, Request, Status};
+
+#[derive(clap::Args)]
+pub struct BotArgs {
+    /// The server's address.
+    #[arg(long, default_value = "http://127.0.0.1:50051")]
+    addr: String,
+    /// The bot: random, greedy, search (the default search) or search:N
+    /// (N iterations a decision at most).
+    #[arg(long, default_value = "search", value_parser = parse_level)]
+    level: Level,
+    /// A registered player's API key: play every game the player sits
+    /// in, through the player's stream, until stopped.
+    #[arg(long, env = "CARCASSONNE_KEY", hide_env_values = true, conflicts_with_all = ["game", "seat", "token"])]
+    key: Option<String>,
+    /// One game to play a seat of (`games/{id}` or its id), to its end.
+    #[arg(long, requires_all = ["seat", "token"])]
+    game: Option<String>,
+    /// The seat to play in `--game`.
+    #[arg(long)]
+    seat: Option<u8>,
+    /// The seat's token (CreateGame's answer).
+    #[arg(long, env = "CARCASSONNE_TOKEN", hide_env_values = true)]
+    token: Option<String>,
+    /// The most milliseconds a decision may take (less when the seat's
+    /// clock is short).
+    #[arg(long, default_value_t = 1_000)]
+    budget_ms: u64,
+}
+
+fn parse_level(name: &str) -> Result<Level, String> {
+    Level::from_name(name)
+        .ok_or_else(|| "random, greedy, search or search:N (N from 1 to 10000000)".to_owned())
+}
+
+/// Failures in a row after which the bot gives up on the server.
+const MAX_FAILURES: u32 = 20;
+
+pub fn bot(args: &BotArgs) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    runtime.block_on(async {
+        let channel = connect(&args.addr).await?;
+        let mut player = Player {
+            games: GameServiceClient::new(channel.clone()),
+            watch: WatchServiceClient::new(channel.clone()),
+            level: args.level,
+            budget: Duration::from_millis(args.budget_ms),
+        };
+        match (&args.key, &args.game, args.seat, &args.token) {
+            (Some(key), None, None, None) => {
+                let players = PlayerServiceClient::new(channel);
+                player.play_every_game(players, key).await?;
+            }
+            (None, Some(game), Some(seat), Some(token)) => {
+                let name = if game.starts_with("games/") {
+                    game.clone()
+                } else {
+                    format!("games/{game}")
+                };
+                player.play_one_game(&name, Seat(seat), token).await?;
+            }
+            _ => bail!("give either --key, or --game with --seat and --token"),
+        }
+        Ok(ExitCode::SUCCESS)
+    })
+}
+
+async fn connect(addr: &str) -> anyhow::Result<Channel> {
+    let addr = if addr.contains("://") {
+        addr.to_owned()
+    } else {
+        format!("http://{addr}")
+    };
+    let endpoint = Endpoint::from_shared(addr.clone()).with_context(|| format!("the address {addr}"))?;
+    // Connects on first use, and again after the server comes back.
+    Ok(endpoint.connect_lazy())
+}
+
+fn with_token<T>(message: T, token: &str) -> anyhow::Result<Request<T>> {
+    let mut request = Request::new(message);
+    let value = format!("Bearer {token}")
+        .parse()
+        .context("the token is not valid in a header")?;
+    request.metadata_mut().insert("authorization", value);
+    Ok(request)
+}
+
+/// Failures worth another try: the server is away or stopping.
+fn transient(status: &Status) -> bool {
+    matches!(
+        status.code(),
+        Code::Unavailable | Code::DeadlineExceeded | Code::Unknown | Code::Cancelled
+    )
+}
+
+async fn pause(failures: u32) {
+    tokio::time::sleep(Duration::from_millis(50 << failures.min(5))).await;
+}
+
+/// A game as its player sees it, at a version.
+struct Table {
+    game: PublicGame,
+    version: i64,
+}
+
+struct Player {
+    games: GameServiceClient<Channel>,
+    watch: WatchServiceClient<Channel>,
+    level: Level,
+    budget: Duration,
+}
+
+impl Player {
+    /// Plays `seat` of game `name` to its end, following its WatchGame
+    /// stream (reopened after its last version when it breaks).
+    async fn play_one_game(&mut self, name: &str, seat: Seat, token: &str) -> anyhow::Result<()> {
+        let mut table: Option<Table> = None;
+        let mut failures = 0;
+        loop {
+            match self.follow_game(name, seat, token, &mut table).await {
+                Ok(true) => return Ok(()),
+                Ok(false) => failures = 0,
+                Err(status) if transient(&status) && failures < MAX_FAILURES => {
+                    failures += 1;
+                    eprintln!("{name}: {} (trying again)", status.message());
+                    pause(failures).await;
+                }
+                Err(status) => bail!("{name}: {:?}: {}", status.code(), status.message()),
+            }
+        }
+    }
+
+    /// One WatchGame stream: `Ok(true)` once the game is over.
+    async fn follow_game(
+        &mut self,
+        name: &str,
+        seat: Seat,
+        token: &str,
+        table: &mut Option<Table>,
+    ) -> Result<bool, Status> {
+        let now = self
+            .games
+            .get_game(request(
+                proto::GetGameRequest {
+                    name: name.to_owned(),
+                },
+                token,
+            )?)
+            .await?
+            .into_inner();
+        let head = now.game.map_or(0, |g| g.version);
+        let from = table.as_ref().map_or(1, |t| t.version);
+        let watch = proto::WatchGameRequest {
+            name: name.to_owned(),
+            from_version: Some(from),
+            keep_alive_ms: 0,
+        };
+        let mut stream = self.watch.watch_game(request(watch, token)?).await?.into_inner();
+        while let Some(message) = stream.next().await {
+            match message?.message {
+                Some(W::Snapshot(snapshot)) => {
+                    if table.is_none() {
+                        let game = follow::created(&snapshot).map_err(Status::from)?;
+                        *table = Some(Table { game, version: 1 });
+                    }
+                }
+                Some(W::Event(watched)) => {
+                    let Some(event) = watched.event else { continue };
+                    let Some(t) = table.as_mut() else {
+                        return Err(Status::internal("an event before the snapshot"));
+                    };
+                    if event.version <= t.version {
+                        continue;
+                    }
+                    follow::follow(&mut t.game, &event).map_err(Status::from)?;
+                    t.version = event.version;
+                    if event.finished {
+                        return Ok(true);
+                    }
+                }
+                Some(W::FellBehind(_)) => return Ok(false),
+                _ => continue,
+            }
+            let Some(t) = table.as_ref() else { continue };
+            if t.game.game().is_finished() {
+                return Ok(true);
+            }
+            if t.version >= head && t.game.game().pending().actor() == Some(Actor::Seat(seat)) {
+                self.decide_and_act(name, t, token).await?;
+            }
+        }
+        Ok(table.as_ref().is_some_and(|t| t.game.game().is_finished()))
+    }
+
+    /// Plays every decision of the player of `key`, from its WatchPlayer
+    /// stream, resumed after its last position when it breaks.
+    async fn play_every_game(
+        &mut self,
+        mut players: PlayerServiceClient<Channel>,
+        key: &str,
+    ) -> anyhow::Result<()> {
+        let mut tables: HashMap<String, Table> = HashMap::new();
+        let mut position = 0;
+        let mut failures = 0;
+        loop {
+            let result: Result<(), Status> = async {
+                let watch = proto::WatchPlayerRequest {
+                    after_position: position,
+                    keep_alive_ms: 0,
+                };
+                let mut stream = players.watch_player(request(watch, key)?).await?.into_inner();
+                failures = 0;
+                while let Some(message) = stream.next().await {
+                    let message = message?;
+                    match message.message {
+                        Some(P::Decision(decision)) => {
+                            let version = decision.legal.as_ref().map_or(0, |l| l.version);
+                            let table = self.catch_up(&mut tables, &decision.game, version, key).await?;
+                            if table.version == version
+                                && table.game.game().pending().actor()
+                                    == Some(Actor::Seat(Seat(decision.seat as u8)))
+                            {
+                                self.decide_and_act(&decision.game, table, key).await?;
+                            }
+                        }
+                        Some(P::GameEnded(ended)) => {
+                            tables.remove(&ended.game.map(|g| g.name).unwrap_or_default());
+                        }
+                        _ => {}
+                    }
+                    if !message.snapshot {
+                        position = message.position;
+                    }
+                }
+                Err(Status::unavailable("the player's stream ended"))
+            }
+            .await;
+            match result {
+                Err(status) if transient(&status) && failures < MAX_FAILURES => {
+                    failures += 1;
+                    eprintln!("{} (trying again)", status.message());
+                    pause(failures).await;
+                }
+                Err(status) => bail!("{:?}: {}", status.code(), status.message()),
+                Ok(()) => {}
+            }
+        }
+    }
+
+    /// The table of game `name` at `version`: made from the game at version
+    /// 1 if new, then the events up to `version` replayed into it.
+    async fn catch_up<'t>(
+        &mut self,
+        tables: &'t mut HashMap<String, Table>,
+        name: &str,
+        version: i64,
+        token: &str,
+    ) -> Result<&'t Table, Status> {
+        if !tables.contains_key(name) {
+            let at = proto::GetGameAtVersionRequest {
+                name: name.to_owned(),
+                version: 1,
+            };
+            let shown = self
+                .watch
+                .get_game_at_version(request(at, token)?)
+                .await?
+                .into_inner();
+            let game = follow::created(&shown.game.unwrap_or_default()).map_err(Status::from)?;
+            tables.insert(name.to_owned(), Table { game, version: 1 });
+        }
+        let Some(table) = tables.get_mut(name) else {
+            return Err(Status::internal("a table just made"));
+        };
+        if table.version < version {
+            let replay = proto::ReplayGameRequest {
+                name: name.to_owned(),
+                from_version: Some(table.version),
+                to_version: Some(version),
+                interval_ms: 0,
+            };
+            let mut steps = self
+                .watch
+                .replay_game(request(replay, token)?)
+                .await?
+                .into_inner();
+            while let Some(step) = steps.next().await {
+                let Some(event) = step?.event else { continue };
+                if event.version > table.version {
+                    follow::follow(&mut table.game, &event).map_err(Status::from)?;
+                    table.version = event.version;
+                }
+            }
+        }
+        Ok(table)
+    }
+
+    /// Decides the seat's pending decision of `table` and acts; a refusal
+    /// (the game moved on, the time ran out) is reported and left: the
+    /// stream brings what comes next.
+    async fn decide_and_act(&mut self, name: &str, table: &Table, token: &str) -> Result<(), Status> {
+        let game = table.game.game();
+        let Some(Actor::Seat(seat)) = game.pending().actor() else {
+            return Ok(());
+        };
+        let now = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_millis() as u64);
+        let budget = budget_for(self.budget, now, game.deadline());
+        let id = name.strip_prefix("games/").unwrap_or(name);
+        let mut bot = Bot::new(self.level, bot_seed(id, seat, table.version as u64));
+        let public = table.game.clone();
+        let started = Instant::now();
+        let decided =
+            tokio::task::spawn_blocking(move || bot.decide_within(&public, |_| started.elapsed() >= budget))
+                .await
+                .map_err(|e| Status::internal(format!("the search failed: {e}")))?;
+        let Some((_, command)) = decided else {
+            return Ok(());
+        };
+        let act = proto::ActRequest {
+            name: name.to_owned(),
+            expected_version: table.version,
+            request_id: format!("bot-{}-{}", seat.0, table.version),
+            action: view::action(command),
+            view: proto::GameView::Basic as i32,
+        };
+        let mut failures = 0;
+        loop {
+            match self.games.act(request(act.clone(), token)?).await {
+                Ok(_) => return Ok(()),
+                Err(status) if transient(&status) && failures < MAX_FAILURES => {
+                    failures += 1;
+                    pause(failures).await;
+                }
+                Err(status) if transient(&status) => return Err(status),
+                Err(status) => {
+                    eprintln!("{name}: version {} refused: {}", table.version, status.message());
+                    return Ok(());
+                }
+            }
+        }
+    }
+}
+
+fn request<T>(message: T, token: &str) -> Result<Request<T>, Status> {
+    with_token(message, token).map_err(|e| Status::invalid_argument(e.to_string()))
+}

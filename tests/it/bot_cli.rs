@@ -1,0 +1,139 @@
+//! `carcassonne bot`, the built-in bots as an external client: it plays a
+//! seat of a game on a running server to its end, and a registered
+//! player's games through the player's stream.
+
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use carcassonne::proto;
+
+use crate::bots::{league_server, register};
+use crate::support::{create_request, game, replay, replay_request};
+
+/// `carcassonne bot` with `args`, its output captured.
+fn spawn_bot(addr: &str, args: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+        .args(["bot", "--addr", addr, "--budget-ms", "30"])
+        .args(args)
+        .env_remove("CARCASSONNE_TOKEN")
+        .env_remove("CARCASSONNE_KEY")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// Waits for `child` to exit within `limit`; kills it if it does not.
+async fn exit_within(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let started = Instant::now();
+    while started.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// How many decisions seat `seat` took in game `name`.
+async fn decisions_of(server: &crate::support::TestServer, name: &str, seat: u32) -> usize {
+    let mut watcher = server.watcher().await;
+    replay(&mut watcher, replay_request(name, Some(1), None))
+        .await
+        .iter()
+        .filter(|step| step.event.as_ref().and_then(|e| e.seat) == Some(seat))
+        .count()
+}
+
+#[tokio::test]
+async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end() {
+    let (server, mut client) = crate::support::start().await;
+    // Against a bot seat of the server's, with the River and the Count:
+    // every kind of decision.
+    let request = proto::CreateGameRequest {
+        bots: vec!["greedy".to_owned(), String::new()],
+        time_control: Some(proto::TimeControl {
+            main_ms: 60_000,
+            increment_ms: 1_000,
+            decision_ms: 0,
+            on_timeout: proto::TimeoutRule::Forfeit as i32,
+        }),
+        ..create_request(
+            "bot-cli-one-seat-0001",
+            2,
+            &[proto::Expansion::River, proto::Expansion::Count],
+            12,
+        )
+    };
+    let created = client.create_game(request).await.unwrap().into_inner();
+    let name = created.game.unwrap().name;
+    let token = &created.tokens[0];
+    assert_eq!(token.seat, 1);
+    let mut bot = spawn_bot(
+        &server.url(),
+        &[
+            "--level",
+            "search:20",
+            "--game",
+            &name,
+            "--seat",
+            "1",
+            "--token",
+            &token.token,
+        ],
+    );
+    let status = exit_within(&mut bot, Duration::from_secs(240)).await;
+    let output = bot.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(status.is_some_and(|s| s.success()), "{status:?}: {stderr}");
+    let over = game(&mut client, &name).await;
+    assert_eq!(over.status, proto::GameStatus::Finished as i32);
+    assert_eq!(
+        over.ending.unwrap().reason,
+        proto::EndReason::Normal as i32,
+        "{stderr}"
+    );
+    assert!(decisions_of(&server, &name, 1).await > 20);
+    assert!(!stderr.contains("refused"), "every action taken: {stderr}");
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn carcassonne_bot_with_a_key_plays_the_games_its_player_sits_in() {
+    let (server, _dir) = league_server(carcassonne::players::Registration::Open).await;
+    let mut client = server.client().await;
+    let key = register(&server, "Botty").await;
+    let mut bot = spawn_bot(&server.url(), &["--level", "greedy", "--key", &key]);
+    let mut names = Vec::new();
+    for i in 0..2 {
+        let request = proto::CreateGameRequest {
+            accounts: vec!["players/Botty".to_owned(), String::new()],
+            bots: vec![String::new(), "random".to_owned()],
+            ..create_request(&format!("bot-cli-key-game-000{i}"), 2, &[], 40 + i)
+        };
+        let created = client.create_game(request).await.unwrap().into_inner();
+        names.push(created.game.unwrap().name);
+    }
+    let started = Instant::now();
+    for name in &names {
+        loop {
+            let now = game(&mut client, name).await;
+            if now.status == proto::GameStatus::Finished as i32 {
+                assert_eq!(now.ending.unwrap().reason, proto::EndReason::Normal as i32);
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(240),
+                "{name} is at version {}",
+                now.version
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(decisions_of(&server, name, 0).await > 20, "{name}");
+    }
+    let _ = bot.kill();
+    let _ = bot.wait();
+    server.stop().await;
+}
