@@ -125,6 +125,11 @@ struct ServeArgs {
     /// is made or migrated at start; --data is then not used.
     #[arg(long, env = "CARCASSONNE_STORE", value_name = "POSTGRES_URL")]
     store: Option<server::PostgresUrl>,
+    /// With --store: start even though PostgreSQL runs with `fsync=off` or
+    /// `synchronous_commit=off`, which the server refuses by default (a
+    /// commit it acknowledged could be lost in a crash).
+    #[arg(long, env = "CARCASSONNE_ACCEPT_UNSAFE_DURABILITY", requires = "store")]
+    accept_unsafe_durability: bool,
     /// Keep the server's signing key in this file (made at the first start
     /// if missing), instead of `server.key` in --data or, with --store, in
     /// the database (where every node finds it).
@@ -200,6 +205,13 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             store: carcassonne_store::StoreConfig {
                 compression: args.compression,
                 log_capacity_bytes: args.wal_mib << 20,
+                // Only PostgreSQL reads it with this meaning: the check at
+                // start is what the operator waives.
+                durability: if args.accept_unsafe_durability {
+                    carcassonne_store::Durability::Written
+                } else {
+                    carcassonne_store::Durability::Flush
+                },
                 ..carcassonne_store::StoreConfig::default()
             },
             ..ServerConfig::default()

@@ -219,6 +219,7 @@ async fn fire(
 /// its deadline. Returns how many games were resumed.
 pub async fn resume_all(games: &Arc<Games>, down_since: Option<u64>) -> Result<usize, ApiError> {
     let clocked = clocked_games(games).await?;
+    games.note_clocked(&clocked);
     let mut resuming = JoinSet::new();
     let mut resumed = 0;
     for game in clocked {
@@ -281,7 +282,7 @@ async fn clocked_games(games: &Arc<Games>) -> Result<Vec<GameId>, ApiError> {
 }
 
 /// Whether `stored` is the creation of a game with a time control.
-fn is_clocked_creation(stored: &carcassonne_store::StoredEvent) -> bool {
+pub(super) fn is_clocked_creation(stored: &carcassonne_store::StoredEvent) -> bool {
     engine_event(stored).is_ok_and(
         |event| matches!(event, carcassonne_engine::Event::Created(setup) if setup.time_control.is_some()),
     )
@@ -292,6 +293,7 @@ fn is_clocked_creation(stored: &carcassonne_store::StoredEvent) -> bool {
 /// (their clocks never stopped). Returns how many were armed.
 pub async fn arm_all(games: &Arc<Games>) -> Result<usize, ApiError> {
     let clocked = clocked_games(games).await?;
+    games.note_clocked(&clocked);
     let games = games.clone();
     tokio::task::spawn_blocking(move || {
         let mut armed = 0;

@@ -275,6 +275,9 @@ pub async fn serve_with_ready(
     }
     let key = Arc::new(key);
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
+    if matches!(backend, Backend::Postgres(_)) {
+        games.shared_with_other_nodes();
+    }
     // Shutdown by broadcast: streams end when it comes.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let shutdown = async move {
@@ -333,6 +336,7 @@ pub async fn serve_with_ready(
         seats: seats.clone(),
         ratings: ratings.clone(),
         tournaments: tournaments.clone(),
+        players: players.clone(),
     });
     let recording = tokio::spawn(recorder.run(stopping.clone()));
     let player_service = PlayerServiceServer::new(player_service::PlayerService {

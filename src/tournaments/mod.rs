@@ -176,6 +176,40 @@ impl Tournaments {
         })
     }
 
+    /// Folds tournament `id` again if its stream has event `seq` and this
+    /// node's fold stops before it (or does not know it): another node on
+    /// a shared store wrote it.
+    pub fn refresh(&self, id: &str, seq: u64) -> Result<(), ApiError> {
+        let entry = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        match entry {
+            Some(entry) => {
+                let mut held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+                if seq <= held.version {
+                    return Ok(());
+                }
+                let stored = self.store.read_game(&stream_of(id)?, 1).map_err(store_error)?;
+                *held = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+            }
+            None => {
+                let stored = self.store.read_game(&stream_of(id)?, 1).map_err(store_error)?;
+                let folded =
+                    fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+                self.held
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(id.to_owned())
+                    .or_insert_with(|| Arc::new(Mutex::new(folded)));
+            }
+        }
+        let _ = self.changes.send(id.to_owned());
+        Ok(())
+    }
+
     pub fn games(&self) -> &Arc<Games> {
         &self.games
     }

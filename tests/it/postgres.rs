@@ -330,3 +330,77 @@ async fn two_clients_on_two_nodes_racing_one_version_one_wins() {
         assert_eq!(status.code(), Some(0), "{log}");
     }
 }
+
+/// What one node learns of another's writes: a player registered on one
+/// node acts and is found on the other, and a clocked game's deadline
+/// falls due on the node that did not write its last action (the writer
+/// was killed): the timeout is stored by the survivor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_follows_what_another_node_wrote() {
+    let Some(cluster) = pg::cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = database(cluster);
+    let a = serve_on(&url, dir.path(), "a");
+    let b = serve_on(&url, dir.path(), "b");
+    let mut players_a = PlayerServiceClient::connect(a.addr.clone()).await.unwrap();
+    let mut players_b = PlayerServiceClient::connect(b.addr.clone()).await.unwrap();
+    // B knows the registry before A changes it.
+    players_b
+        .register_player(proto::RegisterPlayerRequest { name: "Brun".into() })
+        .await
+        .unwrap();
+    players_a
+        .register_player(proto::RegisterPlayerRequest { name: "Ada".into() })
+        .await
+        .unwrap();
+    let mut found = None;
+    for _ in 0..50 {
+        match players_b
+            .get_player(proto::GetPlayerRequest {
+                name: "players/Ada".into(),
+            })
+            .await
+        {
+            Ok(player) => {
+                found = Some(player.into_inner());
+                break;
+            }
+            Err(status) => assert_eq!(status.code(), Code::NotFound, "{status:?}"),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(found.is_some(), "node B never saw the player registered on A");
+    // And B registers the next one on a registry A moved on.
+    players_b
+        .register_player(proto::RegisterPlayerRequest { name: "Cleo".into() })
+        .await
+        .unwrap();
+
+    let mut on_a = GameServiceClient::connect(a.addr.clone()).await.unwrap();
+    let request = proto::CreateGameRequest {
+        time_control: Some(proto::TimeControl {
+            decision_ms: 1500,
+            ..Default::default()
+        }),
+        ..create_request("clocked-across-nodes", 2, &[], 9)
+    };
+    let (name, tokens) = create(&mut on_a, request).await;
+    play_step(&mut on_a, &name, &tokens, 0).await.unwrap();
+    let log = a.kill();
+    assert!(!log.contains("timed out"), "{log}");
+    let mut on_b = GameServiceClient::connect(b.addr.clone()).await.unwrap();
+    let mut over = None;
+    for _ in 0..100 {
+        let now = game(&mut on_b, &name).await;
+        if now.status() == proto::GameStatus::Finished {
+            over = Some(now);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let over = over.expect("node B never timed out the game node A was killed in");
+    assert!(over.ending.is_some());
+    let (status, log) = b.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+    assert!(log.contains("timed out"), "{log}");
+}

@@ -109,8 +109,8 @@ pub(super) fn check_durability(client: &mut Client, durability: Durability) -> R
     }
     Err(StoreError::Unavailable(format!(
         "PostgreSQL runs with {}: a commit it acknowledges can be lost in a crash; \
-         fix the server's settings, or open the store with a durability other than \
-         Durability::Flush to accept that",
+         fix the server's settings, or accept that knowingly: open the store with a durability \
+         other than Durability::Flush (carcassonne serve --accept-unsafe-durability)",
         unsafe_settings.join(", ")
     )))
 }
