@@ -69,6 +69,7 @@ impl Recorder {
         // What other nodes may have appended while this one fell behind.
         self.players.refresh(u64::MAX)?;
         self.ratings.refresh(u64::MAX)?;
+        self.tournaments.refresh_all()?;
         for (id, seats) in self.seats.open_recorded_games() {
             self.record(&id, &seats)?;
         }

@@ -210,6 +210,24 @@ impl Tournaments {
         Ok(())
     }
 
+    /// [`Tournaments::refresh`] for every tournament stream of the store:
+    /// after this node fell behind the store's stream.
+    pub fn refresh_all(&self) -> Result<(), ApiError> {
+        let mut token = None;
+        loop {
+            let page = self.store.list_games(token.as_deref(), 0).map_err(store_error)?;
+            for summary in &page.games {
+                if let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) {
+                    self.refresh(id, summary.last_seq)?;
+                }
+            }
+            match page.next_page_token {
+                Some(next) => token = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
     pub fn games(&self) -> &Arc<Games> {
         &self.games
     }
@@ -258,14 +276,27 @@ impl Tournaments {
         let batch = to_batch(&events);
         let request =
             RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
-        let appended = self
-            .store
-            .append(&stream_of(id)?, held.version, &request, &batch)
-            .map_err(store_error)?;
-        for event in &events {
-            held.tournament.apply(event);
+        let stream = stream_of(id)?;
+        let appended = match self.store.append(&stream, held.version, &request, &batch) {
+            Ok(appended) if appended.first_seq == held.version + 1 => Some(appended),
+            // Another server node stored this very step (the request id
+            // names it) or moved the tournament on first: the store's
+            // stream is the truth, folded again.
+            Ok(_) | Err(StoreError::Conflict { .. }) => None,
+            Err(error) => return Err(store_error(error)),
+        };
+        match appended {
+            Some(appended) => {
+                for event in &events {
+                    held.tournament.apply(event);
+                }
+                held.version = appended.last_seq;
+            }
+            None => {
+                let stored = self.store.read_game(&stream, 1).map_err(store_error)?;
+                *held = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+            }
         }
-        held.version = appended.last_seq;
         let _ = self.changes.send(id.to_owned());
         Ok(())
     }
