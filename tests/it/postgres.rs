@@ -404,3 +404,97 @@ async fn a_node_follows_what_another_node_wrote() {
     assert_eq!(status.code(), Some(0), "{log}");
     assert!(log.contains("timed out"), "{log}");
 }
+
+/// Plays `name` through `client` until the game ends or a call fails,
+/// keeping in `acknowledged` the version of the last action answered.
+async fn play_until_failure(
+    mut client: GameServiceClient<tonic::transport::Channel>,
+    name: String,
+    tokens: Vec<String>,
+    acknowledged: std::sync::Arc<std::sync::atomic::AtomicI64>,
+) {
+    for step in 0.. {
+        let request = with_token(proto::GetLegalActionsRequest { name: name.clone() }, &tokens[0]);
+        let Ok(legal) = client.get_legal_actions(request).await else {
+            return;
+        };
+        let legal = legal.into_inner();
+        let Some(pending) = legal.pending.as_ref() else {
+            return;
+        };
+        if pending.kind == proto::DecisionKind::Unspecified as i32 || legal.actions.is_empty() {
+            return;
+        }
+        let action = legal.actions[step % legal.actions.len()].action.unwrap();
+        let request = act(&name, legal.version, &format!("v{}", legal.version), action);
+        match client
+            .act(with_token(request, &tokens[pending.seat as usize]))
+            .await
+        {
+            Ok(answer) => {
+                acknowledged.store(answer.into_inner().version, std::sync::atomic::Ordering::SeqCst)
+            }
+            Err(_) => return,
+        }
+    }
+}
+
+/// A node killed (SIGKILL) while games are played through it loses no
+/// acknowledged action: the other node serves every game at least at its
+/// last acknowledged version, every chain verifies, and the games play on
+/// to their end through the survivor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_killed_under_load_loses_no_acknowledged_action() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let Some(cluster) = pg::cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = database(cluster);
+    let a = serve_on(&url, dir.path(), "a");
+    let b = serve_on(&url, dir.path(), "b");
+    let mut on_a = GameServiceClient::connect(a.addr.clone()).await.unwrap();
+    let mut games = Vec::new();
+    let mut load = Vec::new();
+    for i in 0..6 {
+        let (name, tokens) = new_game(&mut on_a, &format!("loaded-{i}"), i).await;
+        let acknowledged = Arc::new(AtomicI64::new(2));
+        load.push(tokio::spawn(play_until_failure(
+            on_a.clone(),
+            name.clone(),
+            tokens.clone(),
+            acknowledged.clone(),
+        )));
+        games.push((name, tokens, acknowledged));
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    a.kill();
+    for task in load {
+        task.await.unwrap();
+    }
+    let mut on_b = GameServiceClient::connect(b.addr.clone()).await.unwrap();
+    let mut played = 0;
+    for (name, _, acknowledged) in &games {
+        let acknowledged = acknowledged.load(Ordering::SeqCst);
+        played += acknowledged - 2;
+        let now = game(&mut on_b, name).await;
+        assert!(
+            now.version >= acknowledged,
+            "{name}: {} < {acknowledged}",
+            now.version
+        );
+    }
+    assert!(played > 0, "nothing was played before the kill");
+    let verified = tokio::task::block_in_place(|| {
+        PgStore::open(&url, StoreConfig::default())
+            .unwrap()
+            .verify_all()
+            .unwrap()
+    });
+    assert!(verified.is_ok(), "{verified:?}");
+    for (name, tokens, _) in &games {
+        let finished = play_to_end(&mut on_b, name, tokens).await;
+        assert_eq!(finished.status(), proto::GameStatus::Finished, "{name}");
+    }
+    let (status, log) = b.terminate();
+    assert_eq!(status.code(), Some(0), "{log}");
+}
