@@ -233,6 +233,13 @@ async fn nodes_on_one_database_serve_the_same_games_and_streams() {
         );
     }
     assert!(keys.iter().all(|key| *key == keys[0]), "one key: {keys:?}");
+    let printed = carcassonne_command(&["public-key", "--store", &url]);
+    assert!(
+        printed.status.success(),
+        "{}",
+        String::from_utf8_lossy(&printed.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&printed.stdout).trim(), keys[0]);
 
     let mut on_a = GameServiceClient::connect(a.addr.clone()).await.unwrap();
     let mut on_b = GameServiceClient::connect(b.addr.clone()).await.unwrap();
