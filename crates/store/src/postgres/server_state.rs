@@ -79,4 +79,24 @@ impl PgStore {
                 .collect())
         })
     }
+
+    /// The bytes the store's tables take in the database, indexes and
+    /// TOAST included (`pg_total_relation_size`): its disk use, besides
+    /// PostgreSQL's write-ahead log.
+    pub fn size_on_disk(&self) -> Result<u64> {
+        blocking(|| {
+            let row = self
+                .shared()
+                .client()?
+                .query_one(
+                    "SELECT (pg_total_relation_size('events') + pg_total_relation_size('games') \
+                     + pg_total_relation_size('requests') + pg_total_relation_size('position_counter') \
+                     + pg_total_relation_size('server_secrets') \
+                     + pg_total_relation_size('node_heartbeats'))::bigint",
+                    &[],
+                )
+                .map_err(pg_error)?;
+            Ok(from_db(row.get(0)))
+        })
+    }
 }
