@@ -37,12 +37,29 @@ pub struct PublicKeyArgs {
     /// The server's data directory, which holds its key (`server.key`).
     #[arg(long, env = "CARCASSONNE_DATA", default_value = "./data")]
     data: PathBuf,
+    /// The PostgreSQL store of a server started with `serve --store`: the
+    /// key kept in its database.
+    #[arg(long, env = "CARCASSONNE_STORE", value_name = "POSTGRES_URL")]
+    store: Option<carcassonne::server::PostgresUrl>,
+    /// The key file a server was started with (`serve --key-file`).
+    #[arg(long, env = "CARCASSONNE_KEY_FILE")]
+    key_file: Option<PathBuf>,
 }
 
-/// `carcassonne public-key`: the public key of the data directory's key
-/// file, which must exist (this makes none).
+/// `carcassonne public-key`: the public key of the server's key, which
+/// must exist (this makes none).
 pub fn public_key(args: &PublicKeyArgs) -> anyhow::Result<ExitCode> {
-    let key = carcassonne::server::key::load(&args.data)?;
+    use carcassonne::server::key;
+    let key = match (&args.key_file, &args.store) {
+        (Some(file), _) => key::load_file(file)?,
+        (None, Some(url)) => {
+            let store =
+                carcassonne_store::PgStore::open(url.as_str(), carcassonne_store::StoreConfig::default())
+                    .context("opening the PostgreSQL store")?;
+            key::load_in(&store)?
+        }
+        (None, None) => key::load(&args.data)?,
+    };
     emit(&format!("{}\n", key.public_key_hex()))?;
     Ok(ExitCode::SUCCESS)
 }

@@ -67,6 +67,10 @@ enum Command {
     Backup(ops::BackupArgs),
     /// Restore a backup into a new data directory, and verify it.
     Restore(ops::RestoreArgs),
+    /// Copy every stream of a sled store (a stopped server's data
+    /// directory) into an empty PostgreSQL database, checking every hash
+    /// chain; refuses a database that is not empty.
+    Migrate(ops::MigrateArgs),
     /// Check a signed archive offline: its signature, every file's hash,
     /// and every game in it (rules, draws against the seed, hash chain,
     /// timeouts). Exits 0 only if every check holds; names the first that
@@ -98,6 +102,7 @@ fn main() -> ExitCode {
         Command::Bot(a) => bot_client::bot(&a),
         Command::Backup(a) => ops::backup(&a),
         Command::Restore(a) => ops::restore(&a),
+        Command::Migrate(a) => ops::migrate(&a),
         Command::Audit(a) => archives::audit(&a),
         Command::PublicKey(a) => archives::public_key(&a),
     };
@@ -117,9 +122,27 @@ struct ServeArgs {
     /// The address to listen on (port 0: any free port, printed at start).
     #[arg(long, env = "CARCASSONNE_ADDR", default_value = "127.0.0.1:50051")]
     addr: SocketAddr,
-    /// The directory of the event store (created if missing).
+    /// The directory of the event store (created if missing): the embedded
+    /// sled store, the default.
     #[arg(long, env = "CARCASSONNE_DATA", default_value = "./data")]
     data: PathBuf,
+    /// Keep the games in PostgreSQL instead, which several server nodes
+    /// may share: a connection string, `postgres://USER@HOST1,HOST2/DB`
+    /// or `host=HOST1,HOST2 dbname=DB user=USER` (every host of a
+    /// replicated cluster: the server finds the writable one). The schema
+    /// is made or migrated at start; --data is then not used.
+    #[arg(long, env = "CARCASSONNE_STORE", value_name = "POSTGRES_URL")]
+    store: Option<server::PostgresUrl>,
+    /// With --store: start even though PostgreSQL runs with `fsync=off` or
+    /// `synchronous_commit=off`, which the server refuses by default (a
+    /// commit it acknowledged could be lost in a crash).
+    #[arg(long, env = "CARCASSONNE_ACCEPT_UNSAFE_DURABILITY", requires = "store")]
+    accept_unsafe_durability: bool,
+    /// Keep the server's signing key in this file (made at the first start
+    /// if missing), instead of `server.key` in --data or, with --store, in
+    /// the database (where every node finds it).
+    #[arg(long, env = "CARCASSONNE_KEY_FILE")]
+    key_file: Option<PathBuf>,
     /// Games kept folded in memory; others are rebuilt from the store.
     #[arg(long, env = "CARCASSONNE_CACHE_GAMES", default_value_t = 10_000)]
     cache_games: usize,
@@ -183,11 +206,20 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
             admin_key,
             registration: args.registration,
             data: args.data,
+            postgres: args.store,
+            key_file: args.key_file,
             cache_games: args.cache_games,
             max_in_flight: args.max_in_flight,
             store: carcassonne_store::StoreConfig {
                 compression: args.compression,
                 log_capacity_bytes: args.wal_mib << 20,
+                // Only PostgreSQL reads it with this meaning: the check at
+                // start is what the operator waives.
+                durability: if args.accept_unsafe_durability {
+                    carcassonne_store::Durability::Written
+                } else {
+                    carcassonne_store::Durability::Flush
+                },
                 ..carcassonne_store::StoreConfig::default()
             },
             ..ServerConfig::default()

@@ -1,4 +1,5 @@
-//! `backup` and `restore`: the operator's copies of the event store.
+//! `backup` and `restore`: the operator's copies of the event store;
+//! `migrate`: a sled store copied into PostgreSQL.
 
 use std::fs::File;
 use std::io::{BufReader, BufWriter, Read, Write};
@@ -7,8 +8,9 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context as _, bail};
+use carcassonne::server::PostgresUrl;
 use carcassonne::server::admin;
-use carcassonne_store::{BackupReport, SledStore, StoreConfig, check_backup};
+use carcassonne_store::{BackupReport, EventStore as _, PgStore, SledStore, StoreConfig, check_backup};
 
 #[derive(clap::Args)]
 pub struct BackupArgs {
@@ -18,6 +20,22 @@ pub struct BackupArgs {
     /// The backup file to write (replaced only once the backup is whole).
     #[arg(long)]
     to: PathBuf,
+    /// A server's PostgreSQL store: refused, with how to back it up
+    /// (PostgreSQL's own tools).
+    #[arg(long, env = "CARCASSONNE_STORE", value_name = "POSTGRES_URL")]
+    store: Option<PostgresUrl>,
+}
+
+#[derive(clap::Args)]
+pub struct MigrateArgs {
+    /// The sled store's data directory (of a stopped server).
+    #[arg(long)]
+    from: PathBuf,
+    /// The PostgreSQL database to copy into: a connection string
+    /// (`postgres://USER@HOST/DB` or `host=... dbname=...`). It must hold
+    /// no events; its schema is made if missing.
+    #[arg(long, value_name = "POSTGRES_URL")]
+    to: PostgresUrl,
 }
 
 #[derive(clap::Args)]
@@ -37,6 +55,13 @@ pub struct RestoreArgs {
 /// running server's admin socket if a server holds the directory, else
 /// from the directory itself.
 pub fn backup(args: &BackupArgs) -> anyhow::Result<ExitCode> {
+    if args.store.is_some() {
+        bail!(
+            "backup copies a sled store; a PostgreSQL store is backed up with PostgreSQL's tools: \
+             pg_dump --format=custom (a consistent copy of a running database), or base backups \
+             with WAL archiving (pg_basebackup) for point-in-time recovery; see the README"
+        );
+    }
     let partial = partial_path(&args.to);
     let report = write_backup(&args.data, &partial).inspect_err(|_| {
         let _ = std::fs::remove_file(&partial);
@@ -158,6 +183,68 @@ pub fn restore(args: &RestoreArgs) -> anyhow::Result<ExitCode> {
         verified.games,
         restored.backup.position,
         args.data.display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Copies every stream of a sled store into an empty PostgreSQL database:
+/// the source verified whole first (every chain and the global index),
+/// then copied in one transaction, every envelope checked again on the
+/// way, then the copy verified. A database that holds any event is
+/// refused and nothing is written.
+pub fn migrate(args: &MigrateArgs) -> anyhow::Result<ExitCode> {
+    if !args.from.join("db").exists() {
+        bail!("{} holds no event store", args.from.display());
+    }
+    // The log as it is: a copy grows nothing.
+    let config = StoreConfig {
+        log_capacity_bytes: std::fs::metadata(args.from.join("wal")).map_or(0, |m| m.len()),
+        ..StoreConfig::default()
+    };
+    let source = SledStore::open(&args.from, config).with_context(|| {
+        format!(
+            "opening the store in {} (stop the server that runs on it first)",
+            args.from.display()
+        )
+    })?;
+    let checked = source.verify_all().context("verifying the source")?;
+    if !checked.is_ok() {
+        for problem in &checked.problems {
+            eprintln!("damaged: {problem}");
+        }
+        for (position, problem) in &checked.index_problems {
+            eprintln!("damaged index at position {position}: {problem}");
+        }
+        bail!(
+            "the store in {} is damaged: nothing was copied (restore a backup first)",
+            args.from.display()
+        );
+    }
+    let target =
+        PgStore::open(args.to.as_str(), StoreConfig::default()).context("opening the PostgreSQL store")?;
+    let copied = target.import_from(&source).context("copying into PostgreSQL")?;
+    source.close().context("closing the source store")?;
+    let verified = target.verify_all().context("verifying the copy")?;
+    if !verified.is_ok() || verified.events != copied.events || verified.games != copied.streams {
+        for problem in &verified.problems {
+            eprintln!("damaged in the copy: {problem}");
+        }
+        bail!(
+            "the copy does not verify: {} streams and {} events copied, {} and {} verified",
+            copied.streams,
+            copied.events,
+            verified.games,
+            verified.events
+        );
+    }
+    writeln!(
+        crate::stdout::lock(),
+        "copied {} streams, {} events and {} request ids (up to position {}) from {} to PostgreSQL; verified",
+        copied.streams,
+        copied.events,
+        copied.appends,
+        copied.last_position,
+        args.from.display()
     )?;
     Ok(ExitCode::SUCCESS)
 }

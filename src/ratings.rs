@@ -113,6 +113,15 @@ pub fn changes_in(ratings: &Ratings, players: &[PlayerName], games: &HashSet<Str
 impl RatingBook {
     /// The ratings folded from the store.
     pub fn open(store: Arc<dyn EventStore>) -> Result<RatingBook, ApiError> {
+        let folded = Self::fold_from(&*store)?;
+        Ok(RatingBook {
+            store,
+            state: RwLock::new(folded),
+            writing: Mutex::new(()),
+        })
+    }
+
+    fn fold_from(store: &dyn EventStore) -> Result<Folded, ApiError> {
         let stored = match store.read_game(&stream(), 1) {
             Ok(stored) => stored,
             Err(StoreError::NotFound(_)) => Vec::new(),
@@ -120,15 +129,28 @@ impl RatingBook {
         };
         let (ratings, rated) = fold(&stored).map_err(ApiError::Corrupt)?;
         let version = stored.last().map_or(0, |e| e.seq);
-        Ok(RatingBook {
-            store,
-            state: RwLock::new(Folded {
-                ratings,
-                version,
-                rated,
-            }),
-            writing: Mutex::new(()),
+        Ok(Folded {
+            ratings,
+            version,
+            rated,
         })
+    }
+
+    /// Folds the ratings again if they have event `seq` and this node's
+    /// fold stops before it: another node on a shared store wrote it.
+    pub fn refresh(&self, seq: u64) -> Result<(), ApiError> {
+        let known = self.state.read().unwrap_or_else(PoisonError::into_inner).version;
+        if seq > known {
+            let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+            self.reload()?;
+        }
+        Ok(())
+    }
+
+    fn reload(&self) -> Result<(), ApiError> {
+        let folded = Self::fold_from(&*self.store)?;
+        *self.state.write().unwrap_or_else(PoisonError::into_inner) = folded;
+        Ok(())
     }
 
     /// Reads the ratings.
@@ -160,10 +182,21 @@ impl RatingBook {
         };
         let request =
             RequestId::new(format!("~rated/{game}")).map_err(|e| ApiError::Internal(e.to_string()))?;
-        let appended = self
-            .store
-            .append(&stream(), version, &request, &[new])
-            .map_err(store_error)?;
+        let appended = match self.store.append(&stream(), version, &request, &[new]) {
+            Ok(appended) if appended.first_seq == version + 1 => appended,
+            // Another node rated it (the request id names the game), or
+            // rated another game first: the store's ratings are the truth.
+            Ok(_) | Err(StoreError::Conflict { .. }) => {
+                self.reload()?;
+                if self.is_rated(game) {
+                    return Ok(());
+                }
+                return Err(ApiError::StorageUnavailable(
+                    "the ratings moved on meanwhile (another server node); rated at the next try".to_owned(),
+                ));
+            }
+            Err(error) => return Err(store_error(error)),
+        };
         let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
         state.ratings.apply(&event);
         state.rated.insert(game.as_str().to_owned());

@@ -26,6 +26,7 @@ pub struct Recorder {
     pub seats: Arc<Seats>,
     pub ratings: Arc<RatingBook>,
     pub tournaments: Arc<Tournaments>,
+    pub players: Arc<crate::players::Players>,
 }
 
 impl Recorder {
@@ -65,6 +66,10 @@ impl Recorder {
 
     /// Checks every open rated or tournament game, and every tournament.
     pub fn catch_up(&self) -> Result<(), ApiError> {
+        // What other nodes may have appended while this one fell behind.
+        self.players.refresh(u64::MAX)?;
+        self.ratings.refresh(u64::MAX)?;
+        self.tournaments.refresh_all()?;
         for (id, seats) in self.seats.open_recorded_games() {
             self.record(&id, &seats)?;
         }
@@ -76,9 +81,20 @@ impl Recorder {
 
     /// One stored event of the server-wide stream.
     fn on_event(&self, event: &StoredEvent) -> Result<(), ApiError> {
+        let stream = event.game.as_str();
+        if stream == crate::players::REGISTRY_STREAM {
+            return self.players.refresh(event.seq);
+        }
+        if stream == crate::ratings::RATINGS_STREAM {
+            return self.ratings.refresh(event.seq);
+        }
+        if let Some(id) = stream.strip_prefix(crate::tournaments::TOURNAMENT_STREAM_PREFIX) {
+            return self.tournaments.refresh(id, event.seq);
+        }
         if !is_game_stream(&event.game) {
             return Ok(());
         }
+        self.games.follow(event)?;
         let seats = self.seats.of(&event.game)?;
         if seats.recorded() {
             self.record(&event.game, &seats)?;

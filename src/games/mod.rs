@@ -147,6 +147,11 @@ pub struct Games {
     /// Where every new version whose pending decision is a bot seat's
     /// goes: the bot seats' driver, once it runs ([`Games::play_bots`]).
     turns: std::sync::OnceLock<bot_seats::TurnSender>,
+    /// Whether other server nodes write to the store too (PostgreSQL):
+    /// then [`Games::follow`] arms the deadlines of what they append.
+    shared: std::sync::atomic::AtomicBool,
+    /// The games with a time control this node knows of, while shared.
+    clocked: Mutex<std::collections::HashSet<GameId>>,
 }
 
 /// Who hears of every new version once it is durable: the timekeeper (its
@@ -180,6 +185,8 @@ impl Games {
             deadlines: std::sync::OnceLock::new(),
             seals: std::sync::OnceLock::new(),
             turns: std::sync::OnceLock::new(),
+            shared: std::sync::atomic::AtomicBool::new(false),
+            clocked: Mutex::new(std::collections::HashSet::new()),
         }
     }
 
@@ -196,6 +203,63 @@ impl Games {
             deadlines: self.deadlines.get().cloned(),
             turns: self.turns.get().cloned(),
         }
+    }
+
+    /// Other server nodes write to the same store: from now on,
+    /// [`Games::follow`] keeps this node's timekeeper told of their
+    /// appends to clocked games, so that a deadline falls due on every
+    /// node (the timeout is stored once: its request id names the
+    /// version it times out).
+    pub fn shared_with_other_nodes(&self) {
+        self.shared.store(true, Ordering::SeqCst);
+    }
+
+    /// Notes games with a time control (found at start).
+    pub fn note_clocked(&self, games: &[GameId]) {
+        if self.shared.load(Ordering::SeqCst) {
+            let mut clocked = self.clocked.lock().unwrap_or_else(PoisonError::into_inner);
+            clocked.extend(games.iter().cloned());
+        }
+    }
+
+    /// An event of a game stream, as the store publishes it (from this
+    /// node or another one): on a shared store, the clocked game's new
+    /// deadline goes to this node's timekeeper, and a bot seat's turn in
+    /// it to this node's bot driver (so that a clocked game's bot plays
+    /// on when the node that wrote the last version is gone; every node
+    /// searches, the first append wins and the others are stale). Blocking
+    /// (it may fold the game). Nothing on a store of one node: its own
+    /// settlings arm them.
+    pub fn follow(&self, event: &StoredEvent) -> Result<(), ApiError> {
+        if !self.shared.load(Ordering::SeqCst) || self.deadlines.get().is_none() {
+            return Ok(());
+        }
+        let id = &event.game;
+        {
+            let mut clocked = self.clocked.lock().unwrap_or_else(PoisonError::into_inner);
+            if event.seq == 2 && timekeeper::is_clocked_creation(event) {
+                clocked.insert(id.clone());
+            }
+            if !clocked.contains(id) {
+                return Ok(());
+            }
+        }
+        if self
+            .cache
+            .peek(id)
+            .is_some_and(|cached| cached.version >= event.seq)
+        {
+            return Ok(());
+        }
+        let loaded = self.load(id)?;
+        if loaded.game.deadline().is_none() && loaded.game.is_finished() {
+            self.clocked
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .remove(id);
+        }
+        self.arm(id, &loaded);
+        Ok(())
     }
 
     /// From now on, every new version of a game (a creation, an action, a

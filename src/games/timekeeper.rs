@@ -218,39 +218,8 @@ async fn fire(
 /// so that no clock counts the time the server was down. Each then arms
 /// its deadline. Returns how many games were resumed.
 pub async fn resume_all(games: &Arc<Games>, down_since: Option<u64>) -> Result<usize, ApiError> {
-    let store = games.store().clone();
-    let mut clocked = Vec::new();
-    let mut token: Option<String> = None;
-    loop {
-        let page = {
-            let (store, token) = (store.clone(), token.clone());
-            tokio::task::spawn_blocking(move || store.list_games(token.as_deref(), 0))
-                .await
-                .map_err(|e| ApiError::Internal(format!("listing task failed: {e}")))?
-                .map_err(super::store_error)?
-        };
-        for summary in page
-            .games
-            .into_iter()
-            .filter(|s| crate::players::is_game_stream(&s.game))
-        {
-            // The creation (event 2) says whether a game has a clock: only
-            // those are read whole.
-            let head = store
-                .read_game_chunk(&summary.game, 2, 1)
-                .map_err(super::store_error)?;
-            let has_clock = head.first().and_then(|e| engine_event(e).ok()).is_some_and(
-                |event| matches!(event, carcassonne_engine::Event::Created(setup) if setup.time_control.is_some()),
-            );
-            if has_clock {
-                clocked.push(summary.game);
-            }
-        }
-        token = page.next_page_token;
-        if token.is_none() {
-            break;
-        }
-    }
+    let clocked = clocked_games(games).await?;
+    games.note_clocked(&clocked);
     let mut resuming = JoinSet::new();
     let mut resumed = 0;
     for game in clocked {
@@ -276,4 +245,67 @@ pub async fn resume_all(games: &Arc<Games>, down_since: Option<u64>) -> Result<u
         resumed += usize::from(matches!(done, Ok(true)));
     }
     Ok(resumed)
+}
+
+/// Every game with a time control in the store (running or not).
+async fn clocked_games(games: &Arc<Games>) -> Result<Vec<GameId>, ApiError> {
+    let store = games.store().clone();
+    tokio::task::spawn_blocking(move || {
+        let mut clocked = Vec::new();
+        let mut token: Option<String> = None;
+        loop {
+            let page = store
+                .list_games(token.as_deref(), 0)
+                .map_err(super::store_error)?;
+            for summary in page
+                .games
+                .into_iter()
+                .filter(|s| crate::players::is_game_stream(&s.game))
+            {
+                // The creation (event 2) says whether a game has a clock:
+                // only those are read whole.
+                let head = store
+                    .read_game_chunk(&summary.game, 2, 1)
+                    .map_err(super::store_error)?;
+                if head.first().is_some_and(is_clocked_creation) {
+                    clocked.push(summary.game);
+                }
+            }
+            token = page.next_page_token;
+            if token.is_none() {
+                return Ok(clocked);
+            }
+        }
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("listing task failed: {e}")))?
+}
+
+/// Whether `stored` is the creation of a game with a time control.
+pub(super) fn is_clocked_creation(stored: &carcassonne_store::StoredEvent) -> bool {
+    engine_event(stored).is_ok_and(
+        |event| matches!(event, carcassonne_engine::Event::Created(setup) if setup.time_control.is_some()),
+    )
+}
+
+/// Arms the deadline of every running game with a time control, storing
+/// nothing: what a node starts with while other nodes on its database run
+/// (their clocks never stopped). Returns how many were armed.
+pub async fn arm_all(games: &Arc<Games>) -> Result<usize, ApiError> {
+    let clocked = clocked_games(games).await?;
+    games.note_clocked(&clocked);
+    let games = games.clone();
+    tokio::task::spawn_blocking(move || {
+        let mut armed = 0;
+        for game in clocked {
+            let loaded = games.load(&game)?;
+            if loaded.game.deadline().is_some() {
+                games.arm(&game, &loaded);
+                armed += 1;
+            }
+        }
+        Ok(armed)
+    })
+    .await
+    .map_err(|e| ApiError::Internal(format!("arming task failed: {e}")))?
 }

@@ -85,8 +85,23 @@ impl Players {
         GameId::new(REGISTRY_STREAM).unwrap_or_else(|_| unreachable!("a valid stream id"))
     }
 
+    /// Folds the registry again if it has event `seq` and this node's fold
+    /// stops before it: another node on a shared store wrote it.
+    pub fn refresh(&self, seq: u64) -> Result<(), ApiError> {
+        let known = self
+            .registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version;
+        if seq > known {
+            let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
+            self.reload()?;
+        }
+        Ok(())
+    }
+
     /// Folds the registry again from the store.
-    fn reload(&self) -> Result<(), ApiError> {
+    pub(crate) fn reload(&self) -> Result<(), ApiError> {
         let stored = match self.store.read_game(&Self::stream(), 1) {
             Ok(stored) => stored,
             Err(StoreError::NotFound(_)) => Vec::new(),
@@ -118,31 +133,40 @@ impl Players {
     }
 
     /// Decides an event on the registry and appends it durably; blocking.
+    /// A registry another server node moved on (a shared store) is read
+    /// again and the event decided again on it.
     fn write(&self, decide: impl Fn(&Registry) -> Result<RegistryEvent, ApiError>) -> Result<(), ApiError> {
+        /// How often a decision is made again on a registry that moved.
+        const ATTEMPTS: usize = 5;
         let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-        let (event, version) = {
-            let folded = self.registry.read().unwrap_or_else(PoisonError::into_inner);
-            (decide(&folded.registry)?, folded.version)
-        };
-        let new = NewEvent {
-            actor: Actor::Server,
-            schema: REGISTRY_SCHEMA,
-            payload: event.encode(),
-        };
-        match self
-            .store
-            .append(&Self::stream(), version, &RequestId::default(), &[new])
-        {
-            Ok(written) => {
-                let mut folded = self.registry.write().unwrap_or_else(PoisonError::into_inner);
-                folded.registry.apply(&event);
-                folded.version = written.last_seq;
-                Ok(())
-            }
-            Err(error) => {
-                // Whatever happened, the next decision starts from the store.
-                let _ = self.reload();
-                Err(store_error(error))
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let (event, version) = {
+                let folded = self.registry.read().unwrap_or_else(PoisonError::into_inner);
+                (decide(&folded.registry)?, folded.version)
+            };
+            let new = NewEvent {
+                actor: Actor::Server,
+                schema: REGISTRY_SCHEMA,
+                payload: event.encode(),
+            };
+            match self
+                .store
+                .append(&Self::stream(), version, &RequestId::default(), &[new])
+            {
+                Ok(written) => {
+                    let mut folded = self.registry.write().unwrap_or_else(PoisonError::into_inner);
+                    folded.registry.apply(&event);
+                    folded.version = written.last_seq;
+                    return Ok(());
+                }
+                Err(StoreError::Conflict { .. }) if attempt < ATTEMPTS => self.reload()?,
+                Err(error) => {
+                    // Whatever happened, the next decision starts from the store.
+                    let _ = self.reload();
+                    return Err(store_error(error));
+                }
             }
         }
     }

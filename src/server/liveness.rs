@@ -1,60 +1,110 @@
-//! When the server was last known to be alive: a heartbeat written to the
-//! file `alive` in the data directory, every second and when it stops.
+//! When the server was last known to be alive: a heartbeat written every
+//! second and when it stops. With the sled store it is the file `alive`
+//! in the data directory; with PostgreSQL, each node's row of the table
+//! `node_heartbeats`, which every node sharing the database reads.
 //!
 //! After a crash, the next start reads it to tell the games' clocks when
 //! the server went down (T-10): the time from then to the restart counts
-//! for nobody. The file is a hint, not a record: the resumption event
+//! for nobody. The heartbeat is a hint, not a record: the resumption event
 //! stored in each game carries the time it names. A heartbeat lost in the
-//! crash (or no file at all) only makes the downtime look longer, which
+//! crash (or none at all) only makes the downtime look longer, which
 //! gives the players time back and never takes any: a seat may gain up to
 //! about [`INTERVAL`] per crash, and loses nothing.
+//!
+//! Several nodes on one database: the service was down only if every node
+//! was. A node that starts while another one beats ([`Liveness::others_alive`])
+//! stores no resumption (the games' clocks ran on, served by the others);
+//! otherwise the downtime counts from the last heartbeat of any node.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use carcassonne_store::Clock;
+use carcassonne_store::{Clock, PgStore};
 use tokio::sync::watch;
 
 /// How often the heartbeat is written.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 
+/// A node whose heartbeat is at most this old is taken to be running.
+const ALIVE_WITHIN: Duration = Duration::from_secs(3);
+
 const FILE: &str = "alive";
 
+enum Place {
+    File(PathBuf),
+    Database { store: Arc<PgStore>, node: String },
+}
+
 pub struct Liveness {
-    path: PathBuf,
+    place: Place,
     clock: Arc<dyn Clock>,
 }
 
 impl Liveness {
+    /// The heartbeat file of the data directory `data`.
     pub fn new(data: &Path, clock: Arc<dyn Clock>) -> Liveness {
         Liveness {
-            path: data.join(FILE),
+            place: Place::File(data.join(FILE)),
             clock,
         }
     }
 
-    /// The last heartbeat, in ms since the Unix epoch, if there is one.
+    /// The heartbeat of node `node` in a PostgreSQL store.
+    pub fn in_database(store: Arc<PgStore>, node: String, clock: Arc<dyn Clock>) -> Liveness {
+        Liveness {
+            place: Place::Database { store, node },
+            clock,
+        }
+    }
+
+    /// The last heartbeat (of any node), in ms since the Unix epoch, if
+    /// there is one.
     pub fn last_alive(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(&self.path).ok()?;
-        text.trim().parse().ok()
+        match &self.place {
+            Place::File(path) => {
+                let text = std::fs::read_to_string(path).ok()?;
+                text.trim().parse().ok()
+            }
+            Place::Database { store, .. } => match store.heartbeats() {
+                Ok(beats) => beats.into_iter().map(|(_, at)| at).max(),
+                Err(error) => {
+                    tracing::warn!(%error, "the nodes' heartbeats could not be read");
+                    None
+                }
+            },
+        }
+    }
+
+    /// Whether another node on the same database beat within the last few
+    /// seconds: the service ran while this node was down.
+    pub fn others_alive(&self) -> bool {
+        let Place::Database { store, node } = &self.place else {
+            return false;
+        };
+        let now = self.clock.now_millis();
+        let recent = now.saturating_sub(ALIVE_WITHIN.as_millis() as u64);
+        store
+            .heartbeats()
+            .is_ok_and(|beats| beats.iter().any(|(other, at)| other != node && *at >= recent))
     }
 
     /// Writes the clock's time as the last moment the server was alive:
     /// to a new file renamed over the old one, so that a crash leaves the
-    /// old heartbeat or the new one, never half of one.
+    /// old heartbeat or the new one, never half of one; or to the node's
+    /// row.
     pub fn beat(&self) -> std::io::Result<()> {
-        write(&self.path, self.clock.now_millis())
+        write(&self.place, self.clock.now_millis())
     }
 
     /// Beats every [`INTERVAL`] until `stopping`, and once more then.
     pub async fn run(self, mut stopping: watch::Receiver<bool>) {
+        let this = Arc::new(self);
         let mut failed = false;
         loop {
             let beat = {
-                let path = self.path.clone();
-                let now = self.clock.now_millis();
-                tokio::task::spawn_blocking(move || write(&path, now))
+                let this = this.clone();
+                tokio::task::spawn_blocking(move || this.beat())
                     .await
                     .unwrap_or_else(|e| Err(std::io::Error::other(e)))
             };
@@ -72,14 +122,19 @@ impl Liveness {
                 _ = stopping.wait_for(|stopping| *stopping) => break,
             }
         }
-        if let Err(error) = self.beat() {
+        if let Err(error) = this.beat() {
             tracing::warn!(%error, "the last heartbeat could not be written");
         }
     }
 }
 
-fn write(path: &Path, now: u64) -> std::io::Result<()> {
-    let fresh = path.with_extension("new");
-    std::fs::write(&fresh, format!("{now}\n"))?;
-    std::fs::rename(&fresh, path)
+fn write(place: &Place, now: u64) -> std::io::Result<()> {
+    match place {
+        Place::File(path) => {
+            let fresh = path.with_extension("new");
+            std::fs::write(&fresh, format!("{now}\n"))?;
+            std::fs::rename(&fresh, path)
+        }
+        Place::Database { store, node } => store.beat(node, now).map_err(std::io::Error::other),
+    }
 }

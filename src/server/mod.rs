@@ -24,7 +24,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use carcassonne_store::{SledStore, StoreConfig};
+use carcassonne_store::{EventStore, PgStore, SledStore, StoreConfig};
 use tokio::net::TcpListener;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
@@ -54,10 +54,60 @@ const MAX_FEED_CAPACITY: usize = 256;
 /// concurrent creations and watches; 180 MB with 8 threads).
 pub const BLOCKING_THREADS: usize = 8;
 
+/// A PostgreSQL connection string (a `postgres://` URL or libpq's
+/// `key=value` form, several hosts allowed). Its `Debug` hides it: it may
+/// hold a password.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PostgresUrl(String);
+
+impl PostgresUrl {
+    /// `text` if it is a PostgreSQL connection string: a URL
+    /// (`postgres://` or `postgresql://`) or `key=value` pairs. Whether it
+    /// connects is found out at start.
+    pub fn parse(text: &str) -> Result<PostgresUrl, String> {
+        let text = text.trim();
+        if text.starts_with("postgres://") || text.starts_with("postgresql://") || text.contains('=') {
+            Ok(PostgresUrl(text.to_owned()))
+        } else {
+            Err(
+                "expected a PostgreSQL connection string: postgres://USER@HOST[,HOST2...]/DATABASE \
+                 or 'host=A,B dbname=D user=U'; without --store the server keeps its games in the \
+                 sled store of --data"
+                    .to_owned(),
+            )
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for PostgresUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("PostgresUrl(..)")
+    }
+}
+
+impl std::str::FromStr for PostgresUrl {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        PostgresUrl::parse(text)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
-    /// The event store's directory.
+    /// The event store's directory (the sled store, the signing key, the
+    /// heartbeat, the admin socket), unless `postgres` is set.
     pub data: PathBuf,
+    /// The event store in PostgreSQL instead of sled: shared by any number
+    /// of server nodes. The data directory is then not used.
+    pub postgres: Option<PostgresUrl>,
+    /// Where the signing key is kept, instead of `server.key` in the data
+    /// directory (sled) or the database's `server_secrets` (PostgreSQL).
+    pub key_file: Option<PathBuf>,
     /// Games kept folded in memory (the bound on games in memory).
     pub cache_games: usize,
     /// Calls that may wait on the store at once.
@@ -80,6 +130,8 @@ impl Default for ServerConfig {
     fn default() -> ServerConfig {
         ServerConfig {
             data: PathBuf::from("./data"),
+            postgres: None,
+            key_file: None,
             cache_games: 10_000,
             max_in_flight: 4096,
             max_streams_per_connection: 1024,
@@ -106,6 +158,10 @@ pub enum ServerError {
         path: PathBuf,
         error: carcassonne_store::StoreError,
     },
+    /// Not a `#[source]`, as above. The connection string is not quoted:
+    /// it may hold a password.
+    #[error("opening the PostgreSQL store: {0}")]
+    Database(carcassonne_store::StoreError),
     #[error("reflection: {0}")]
     Reflection(#[from] tonic_reflection::server::Error),
     /// The server's signing key could not be read or made. Not a
@@ -205,34 +261,26 @@ pub async fn serve_with_ready(
     shutdown: impl Future<Output = ()>,
     ready: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServerError> {
-    let store = SledStore::open(&config.data, config.store.clone()).map_err(|error| {
-        let path = config.data.clone();
-        // sled's words when another process holds its directory's lock.
-        if error.to_string().contains("could not acquire lock") {
-            ServerError::DataInUse { path }
-        } else {
-            ServerError::Store { path, error }
-        }
-    })?;
-    if store.compression() != config.store.compression {
-        tracing::warn!(
-            compression = store.compression(),
-            "the store keeps the compression it was created with; restore a backup into a new \
-             directory to change it"
-        );
+    let backend = Backend::open(&config)?;
+    let store = backend.store();
+    // The key that signs archives: made at the first start, its secret
+    // never logged.
+    let (key, made) = match (&config.key_file, &backend) {
+        (Some(file), _) => key::load_or_create_file(file),
+        (None, Backend::Sled(_)) => key::load_or_create(&config.data),
+        (None, Backend::Postgres(pg)) => key::load_or_create_in(pg),
     }
-    // The key that signs archives, beside the store: made at the first
-    // start, its secret never logged.
-    let (key, made) = key::load_or_create(&config.data).map_err(ServerError::Key)?;
+    .map_err(ServerError::Key)?;
     if made {
-        tracing::info!(public_key = %key.public_key(), file = key::FILE, "made the server's signing key");
+        tracing::info!(public_key = %key.public_key(), kept = %backend.key_place(&config), "made the server's signing key");
     } else {
         tracing::info!(public_key = %key.public_key(), "signing archives with the server's key");
     }
     let key = Arc::new(key);
-    let sled = Arc::new(store);
-    let store: Arc<dyn carcassonne_store::EventStore> = sled.clone();
     let games = Arc::new(Games::new(store.clone(), config.cache_games));
+    if matches!(backend, Backend::Postgres(_)) {
+        games.shared_with_other_nodes();
+    }
     // Shutdown by broadcast: streams end when it comes.
     let (stop, stopping) = tokio::sync::watch::channel(false);
     let shutdown = async move {
@@ -243,18 +291,38 @@ pub async fn serve_with_ready(
     // deadlines; then every running clocked game resumes (T-10) before the
     // first call can act on one.
     let clock = config.store.clock.clone();
-    let liveness = liveness::Liveness::new(&config.data, clock.clone());
+    let liveness = match &backend {
+        Backend::Sled(_) => liveness::Liveness::new(&config.data, clock.clone()),
+        Backend::Postgres(pg) => {
+            liveness::Liveness::in_database(pg.clone(), node_name(&listener), clock.clone())
+        }
+    };
     let timekeeper = timekeeper::spawn(games.clone(), clock, stopping.clone())
         .map_err(|e| ServerError::Clocks(e.to_string()))?;
     // The bot seats, before the resumptions: a resumed game whose seat
     // is a bot's is its turn.
     let bots = crate::games::bot_seats::spawn(games.clone(), config.bots.clone(), stopping.clone())
         .map_err(|e| ServerError::Clocks(e.to_string()))?;
-    let resumed = timekeeper::resume_all(&games, liveness.last_alive())
-        .await
-        .map_err(|e| ServerError::Clocks(e.to_string()))?;
-    if resumed > 0 {
-        tracing::info!(games = resumed, "clocks resumed after the restart");
+    if liveness.others_alive() {
+        // Other nodes on the database served the games meanwhile: their
+        // clocks never stopped. Only this node's timekeeper must learn them.
+        let armed = timekeeper::arm_all(&games)
+            .await
+            .map_err(|e| ServerError::Clocks(e.to_string()))?;
+        tracing::info!(
+            games = armed,
+            "other nodes are running: clocks followed, none resumed"
+        );
+    } else {
+        let resumed = timekeeper::resume_all(&games, liveness.last_alive())
+            .await
+            .map_err(|e| ServerError::Clocks(e.to_string()))?;
+        if resumed > 0 {
+            tracing::info!(games = resumed, "clocks resumed after the restart");
+        }
+    }
+    if let Err(error) = liveness.beat() {
+        tracing::warn!(%error, "the first heartbeat could not be written");
     }
     let heartbeat = tokio::spawn(liveness.run(stopping.clone()));
     let competition = |e: crate::api::status::ApiError| ServerError::Competition(e.to_string());
@@ -275,6 +343,7 @@ pub async fn serve_with_ready(
         seats: seats.clone(),
         ratings: ratings.clone(),
         tournaments: tournaments.clone(),
+        players: players.clone(),
     });
     let recording = tokio::spawn(recorder.run(stopping.clone()));
     let player_service = PlayerServiceServer::new(player_service::PlayerService {
@@ -331,14 +400,18 @@ pub async fn serve_with_ready(
     health.set_serving::<WatchServiceServer<WatchService>>().await;
     let health_check = tonic_health::server::HealthService::from_health_reporter(health.clone());
     let storage_health = tokio::spawn(report_storage_health(store.clone(), health, stopping.clone()));
-    let admin = admin::start(sled.clone(), &config.data, stopping.clone());
-
+    let admin = match &backend {
+        Backend::Sled(sled) => admin::start(sled.clone(), &config.data, stopping.clone()),
+        // PostgreSQL is backed up with its own tools (pg_dump, base backups).
+        Backend::Postgres(_) => None,
+    };
+    let place = backend.describe(&config);
     match listener.local_addr() {
         Ok(addr) => {
-            tracing::info!(%addr, data = %config.data.display(), "serving");
+            tracing::info!(%addr, store = %place, "serving");
             ready(addr);
         }
-        Err(error) => tracing::warn!(%error, data = %config.data.display(), "serving on an unknown address"),
+        Err(error) => tracing::warn!(%error, store = %place, "serving on an unknown address"),
     }
     // The gRPC services and, beside them on the same port, HTTP (the web
     // page, its JSON and event streams, pictures): one router.
@@ -392,7 +465,7 @@ pub async fn serve_with_ready(
         let _ = admin.await;
     }
     let problem = store.storage_problem();
-    let closed = sled.close();
+    let closed = backend.close();
     drop(store);
     match (closed, problem) {
         (Err(error), _) => {
@@ -409,6 +482,90 @@ pub async fn serve_with_ready(
             tracing::info!("stopped");
             Ok(())
         }
+    }
+}
+
+/// The event store a server runs on: the embedded sled store of its data
+/// directory, or a PostgreSQL database it may share with other nodes.
+/// Everything but start and stop works on [`Backend::store`], the store
+/// behind the trait; what only one backend has is here.
+enum Backend {
+    Sled(Arc<SledStore>),
+    Postgres(Arc<PgStore>),
+}
+
+impl Backend {
+    fn open(config: &ServerConfig) -> Result<Backend, ServerError> {
+        if let Some(url) = &config.postgres {
+            let store = PgStore::open(url.as_str(), config.store.clone()).map_err(ServerError::Database)?;
+            return Ok(Backend::Postgres(Arc::new(store)));
+        }
+        let store = SledStore::open(&config.data, config.store.clone()).map_err(|error| {
+            let path = config.data.clone();
+            // sled's words when another process holds its directory's lock.
+            if error.to_string().contains("could not acquire lock") {
+                ServerError::DataInUse { path }
+            } else {
+                ServerError::Store { path, error }
+            }
+        })?;
+        if store.compression() != config.store.compression {
+            tracing::warn!(
+                compression = store.compression(),
+                "the store keeps the compression it was created with; restore a backup into a new \
+                 directory to change it"
+            );
+        }
+        Ok(Backend::Sled(Arc::new(store)))
+    }
+
+    fn store(&self) -> Arc<dyn EventStore> {
+        match self {
+            Backend::Sled(sled) => sled.clone(),
+            Backend::Postgres(pg) => pg.clone(),
+        }
+    }
+
+    /// Where the store is, for the log (never the connection string: it may
+    /// hold a password).
+    fn describe(&self, config: &ServerConfig) -> String {
+        match self {
+            Backend::Sled(_) => format!("sled in {}", config.data.display()),
+            Backend::Postgres(_) => "PostgreSQL".to_owned(),
+        }
+    }
+
+    /// Where a new signing key is kept, for the log.
+    fn key_place(&self, config: &ServerConfig) -> String {
+        match (&config.key_file, self) {
+            (Some(file), _) => file.display().to_string(),
+            (None, Backend::Sled(_)) => key::path(&config.data).display().to_string(),
+            (None, Backend::Postgres(_)) => {
+                format!("the database's server_secrets ({})", key::DATABASE_SECRET)
+            }
+        }
+    }
+
+    /// Closes the store: sled's final flush, whose outcome the exit code
+    /// tells. PostgreSQL acknowledged every commit already.
+    fn close(&self) -> Result<(), carcassonne_store::StoreError> {
+        match self {
+            Backend::Sled(sled) => sled.close(),
+            Backend::Postgres(_) => Ok(()),
+        }
+    }
+}
+
+/// This node's name among the nodes of one database: its host's name and
+/// the address it listens on (stable across its restarts, so that a node
+/// that crashed is never taken for another one still running).
+fn node_name(listener: &TcpListener) -> String {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_else(|_| "localhost".to_owned());
+    match listener.local_addr() {
+        Ok(addr) => format!("{host}/{addr}"),
+        Err(_) => format!("{host}/{}", std::process::id()),
     }
 }
 

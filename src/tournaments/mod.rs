@@ -176,6 +176,58 @@ impl Tournaments {
         })
     }
 
+    /// Folds tournament `id` again if its stream has event `seq` and this
+    /// node's fold stops before it (or does not know it): another node on
+    /// a shared store wrote it.
+    pub fn refresh(&self, id: &str, seq: u64) -> Result<(), ApiError> {
+        let entry = self
+            .held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .get(id)
+            .cloned();
+        match entry {
+            Some(entry) => {
+                let mut held = entry.lock().unwrap_or_else(PoisonError::into_inner);
+                if seq <= held.version {
+                    return Ok(());
+                }
+                let stored = self.store.read_game(&stream_of(id)?, 1).map_err(store_error)?;
+                *held = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+            }
+            None => {
+                let stored = self.store.read_game(&stream_of(id)?, 1).map_err(store_error)?;
+                let folded =
+                    fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+                self.held
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entry(id.to_owned())
+                    .or_insert_with(|| Arc::new(Mutex::new(folded)));
+            }
+        }
+        let _ = self.changes.send(id.to_owned());
+        Ok(())
+    }
+
+    /// [`Tournaments::refresh`] for every tournament stream of the store:
+    /// after this node fell behind the store's stream.
+    pub fn refresh_all(&self) -> Result<(), ApiError> {
+        let mut token = None;
+        loop {
+            let page = self.store.list_games(token.as_deref(), 0).map_err(store_error)?;
+            for summary in &page.games {
+                if let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) {
+                    self.refresh(id, summary.last_seq)?;
+                }
+            }
+            match page.next_page_token {
+                Some(next) => token = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
     pub fn games(&self) -> &Arc<Games> {
         &self.games
     }
@@ -224,14 +276,27 @@ impl Tournaments {
         let batch = to_batch(&events);
         let request =
             RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
-        let appended = self
-            .store
-            .append(&stream_of(id)?, held.version, &request, &batch)
-            .map_err(store_error)?;
-        for event in &events {
-            held.tournament.apply(event);
+        let stream = stream_of(id)?;
+        let appended = match self.store.append(&stream, held.version, &request, &batch) {
+            Ok(appended) if appended.first_seq == held.version + 1 => Some(appended),
+            // Another server node stored this very step (the request id
+            // names it) or moved the tournament on first: the store's
+            // stream is the truth, folded again.
+            Ok(_) | Err(StoreError::Conflict { .. }) => None,
+            Err(error) => return Err(store_error(error)),
+        };
+        match appended {
+            Some(appended) => {
+                for event in &events {
+                    held.tournament.apply(event);
+                }
+                held.version = appended.last_seq;
+            }
+            None => {
+                let stored = self.store.read_game(&stream, 1).map_err(store_error)?;
+                *held = fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+            }
         }
-        held.version = appended.last_seq;
         let _ = self.changes.send(id.to_owned());
         Ok(())
     }

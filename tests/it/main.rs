@@ -12,8 +12,11 @@ mod clocks;
 mod edge;
 mod fuzz;
 mod http;
+#[path = "../../crates/store/tests/it/pg.rs"]
+mod pg;
 mod pictures;
 mod players;
+mod postgres;
 mod reads;
 mod sealed;
 mod secrecy;

@@ -6,6 +6,10 @@
 //!
 //! GAMES defaults to 200 (about 20 MB on disk, 7 MB compressed); 10,000
 //! games write about 1 GB.
+//!
+//! `... --example disk_usage [GAMES] --postgres URL` measures the same in
+//! a PostgreSQL database instead (which must be empty: a new database):
+//! the size of the store's tables, indexes included.
 
 use std::path::Path;
 use std::time::Instant;
@@ -40,6 +44,18 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .map_err(|_| format!("GAMES must be a number, not {games:?}"))?,
         None => DEFAULT_GAMES,
     };
+    let args: Vec<String> = std::env::args().collect();
+    if let Some(at) = args.iter().position(|arg| arg == "--postgres") {
+        let url = args.get(at + 1).ok_or("--postgres needs a connection string")?;
+        let games: u64 = match args.iter().skip(1).find(|arg| arg.parse::<u64>().is_ok()) {
+            Some(games) => games.parse()?,
+            None => DEFAULT_GAMES,
+        };
+        #[cfg(feature = "postgres")]
+        return postgres(url, games);
+        #[cfg(not(feature = "postgres"))]
+        return Err(format!("built without the postgres feature: no {url:?}, no {games} games").into());
+    }
     let config = StoreConfig {
         // Durability is not what is measured here: flush once at the end.
         durability: Durability::None,
@@ -113,6 +129,37 @@ fn report(
         "  allocated on disk:   {allocated} B = {} B per game = {:.1}x the payload",
         allocated / games,
         allocated as f64 / payload_bytes as f64
+    );
+    Ok(())
+}
+
+#[cfg(feature = "postgres")]
+fn postgres(url: &str, games: u64) -> Result<(), Box<dyn std::error::Error>> {
+    let store = PgStore::open(url, StoreConfig::default())?;
+    let before = store.size_on_disk()?;
+    let ids: Vec<GameId> = (0..games)
+        .map(|n| GameId::new(format!("{n:08x}-5e1f-4c2a-9b7d-{:012x}", n * 7919)))
+        .collect::<Result<_, _>>()?;
+    let started = Instant::now();
+    for seq in 0..EVENTS_PER_GAME {
+        for id in &ids {
+            let request = RequestId::new(format!("req-{seq}"))?;
+            let event = NewEvent {
+                actor: Actor::Seat((seq % 4) as u8),
+                schema: 1,
+                payload: vec![(seq % 251) as u8; PAYLOAD_LEN],
+            };
+            store.append(id, seq, &request, &[event])?;
+        }
+    }
+    let size = store.size_on_disk()?.saturating_sub(before);
+    let payload_bytes = games * EVENTS_PER_GAME * PAYLOAD_LEN as u64;
+    println!(
+        "PostgreSQL: wrote {} events in {:.1?}; the store's tables grew by {size} B = {} B per game = {:.1}x the payload",
+        games * EVENTS_PER_GAME,
+        started.elapsed(),
+        size / games.max(1),
+        size as f64 / payload_bytes.max(1) as f64
     );
     Ok(())
 }

@@ -76,6 +76,10 @@ pub enum StoreError {
     /// The storage engine or the file system failed.
     #[error("storage IO error: {0}")]
     Io(#[from] std::io::Error),
+    /// A copy of a whole store was asked into a store that already holds
+    /// events (`PgStore::import_from`); nothing was written.
+    #[error("the target store is not empty: {0}")]
+    NotEmpty(String),
     /// The store cannot take appends now: its disk is (nearly) full, a
     /// write or sync failed and stopped it, or it was closed. Reads of what
     /// is stored keep working. The reason names the cause, for the log.
@@ -92,7 +96,8 @@ impl StoreError {
             | StoreError::InvalidGameId(_)
             | StoreError::InvalidRequestId(_)
             | StoreError::InvalidArgument(_)
-            | StoreError::NotFound(_) => true,
+            | StoreError::NotFound(_)
+            | StoreError::NotEmpty(_) => true,
             StoreError::Corrupt { .. }
             | StoreError::CorruptIndex { .. }
             | StoreError::Io(_)

@@ -168,7 +168,7 @@ pub use hub::EventReceiver;
 pub use ids::{GameId, MAX_GAME_ID_LEN, MAX_REQUEST_ID_LEN, RequestId};
 pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
-pub use postgres::PgStore;
+pub use postgres::{ImportReport, PgStore};
 pub use sled_store::{BackupReport, Restored, SledStore, check_backup};
 pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).

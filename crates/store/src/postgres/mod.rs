@@ -18,6 +18,12 @@
 //!   game exists (no time limit). It is looked up after the game's row is
 //!   locked, so a retry racing its original waits for it and returns it.
 //! - `position_counter`: one row, the last global position handed out.
+//! - `server_secrets (name PRIMARY KEY, value)`: what every server node on
+//!   the database must share and nobody else may read: the key that signs
+//!   archives (`PgStore::secret_or_insert`). Not events: never in a stream.
+//! - `node_heartbeats (node PRIMARY KEY, alive_millis)`: when each server
+//!   node was last alive (`PgStore::beat`), so that a node starting knows
+//!   whether the others ran while it was down.
 //!
 //! # How global positions are made safe to read
 //!
@@ -90,7 +96,11 @@
 //! connections find the new primary. A pool (r2d2) checks a connection
 //! before handing it out and drops broken ones.
 
+mod import;
 mod schema;
+mod server_state;
+
+pub use import::ImportReport;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};

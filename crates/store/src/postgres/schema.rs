@@ -17,9 +17,10 @@ const MIGRATION_LOCK: i64 = 0x6361_7263_6173_7301;
 
 /// Every migration, in version order. Never edit one that was released:
 /// add the next version (refinery refuses a changed checksum).
-const MIGRATIONS: &[(&str, &str)] = &[(
-    "V1__events",
-    r#"
+const MIGRATIONS: &[(&str, &str)] = &[
+    (
+        "V1__events",
+        r#"
 CREATE TABLE games (
     game TEXT COLLATE "C" PRIMARY KEY,
     last_seq BIGINT NOT NULL CHECK (last_seq >= 0),
@@ -49,7 +50,21 @@ CREATE TABLE position_counter (
 );
 INSERT INTO position_counter (singleton, last_position) VALUES (TRUE, 0);
 "#,
-)];
+    ),
+    (
+        "V2__server_state",
+        r#"
+CREATE TABLE server_secrets (
+    name TEXT COLLATE "C" PRIMARY KEY,
+    value BYTEA NOT NULL
+);
+CREATE TABLE node_heartbeats (
+    node TEXT COLLATE "C" PRIMARY KEY,
+    alive_millis BIGINT NOT NULL
+);
+"#,
+    ),
+];
 
 /// Applies the migrations the database lacks, one node at a time.
 pub(super) fn migrate(client: &mut Client) -> Result<()> {
@@ -94,8 +109,8 @@ pub(super) fn check_durability(client: &mut Client, durability: Durability) -> R
     }
     Err(StoreError::Unavailable(format!(
         "PostgreSQL runs with {}: a commit it acknowledges can be lost in a crash; \
-         fix the server's settings, or open the store with a durability other than \
-         Durability::Flush to accept that",
+         fix the server's settings, or accept that knowingly: open the store with a durability \
+         other than Durability::Flush (carcassonne serve --accept-unsafe-durability)",
         unsafe_settings.join(", ")
     )))
 }
