@@ -248,12 +248,26 @@ impl Player {
                     match message.message {
                         Some(P::Decision(decision)) => {
                             let version = decision.legal.as_ref().map_or(0, |l| l.version);
-                            let table = self.catch_up(&mut tables, &decision.game, version, key).await?;
-                            if table.version == version
-                                && table.game.game().pending().actor()
-                                    == Some(Actor::Seat(Seat(decision.seat as u8)))
-                            {
-                                self.decide_and_act(&decision.game, table, key).await?;
+                            let played = async {
+                                let table = self.catch_up(&mut tables, &decision.game, version, key).await?;
+                                if table.version == version
+                                    && table.game.game().pending().actor()
+                                        == Some(Actor::Seat(Seat(decision.seat as u8)))
+                                {
+                                    self.decide_and_act(&decision.game, table, key).await?;
+                                }
+                                Ok::<(), Status>(())
+                            }
+                            .await;
+                            match played {
+                                Err(status) if transient(&status) => return Err(status),
+                                // One game's trouble never stops the others:
+                                // said, and its table made again next time.
+                                Err(status) => {
+                                    eprintln!("{}: {}", decision.game, status.message());
+                                    tables.remove(&decision.game);
+                                }
+                                Ok(()) => {}
                             }
                         }
                         Some(P::GameEnded(ended)) => {

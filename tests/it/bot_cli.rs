@@ -124,11 +124,15 @@ async fn carcassonne_bot_with_a_key_plays_the_games_its_player_sits_in() {
                 assert_eq!(now.ending.unwrap().reason, proto::EndReason::Normal as i32);
                 break;
             }
-            assert!(
-                started.elapsed() < Duration::from_secs(240),
-                "{name} is at version {}",
-                now.version
-            );
+            if started.elapsed() >= Duration::from_secs(240) {
+                let _ = bot.kill();
+                let output = bot.wait_with_output().unwrap();
+                panic!(
+                    "{name} is at version {}; the bot said: {}",
+                    now.version,
+                    String::from_utf8_lossy(&output.stderr)
+                );
+            }
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(decisions_of(&server, name, 0).await > 20, "{name}");
