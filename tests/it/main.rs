@@ -11,6 +11,7 @@ mod cli;
 mod clocks;
 mod edge;
 mod fuzz;
+mod house_bots;
 mod http;
 mod pictures;
 mod players;
