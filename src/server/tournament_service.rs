@@ -79,8 +79,11 @@ fn house_bots(
     levels
         .iter()
         .map(|name| {
-            let level = carcassonne_bots::Level::from_name(name)
-                .ok_or_else(|| ApiError::UnknownBotLevel(name.to_owned()))?;
+            let level =
+                carcassonne_bots::Level::from_name(name).ok_or_else(|| ApiError::UnknownBotLevel {
+                    field: "house_bots",
+                    level: name.to_owned(),
+                })?;
             let level_name = level.name();
             let kind = level_name.split(':').next().unwrap_or_default().to_owned();
             let n = counts.entry(kind.clone()).or_insert(0);

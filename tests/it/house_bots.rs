@@ -11,6 +11,7 @@ use carcassonne::players::Registration;
 use carcassonne::proto;
 use carcassonne_archive::SigningKey;
 use tonic::Code;
+use tonic_types::StatusExt as _;
 
 use crate::archive::audit;
 use crate::bots::{league_server, organiser, players_client, tournaments_client};
@@ -42,6 +43,14 @@ async fn a_rated_round_robin_with_house_bots_runs_to_its_end_and_its_archive_aud
         .unwrap_err();
     assert_eq!(refused.code(), Code::InvalidArgument, "{refused:?}");
     assert_eq!(reason(&refused), "UNKNOWN_BOT_LEVEL");
+    let details = refused.get_error_details();
+    let field = details.error_info().unwrap().metadata.get("field").cloned();
+    assert_eq!(field.as_deref(), Some("house_bots"));
+    assert!(
+        refused.message().starts_with("house_bots: "),
+        "{}",
+        refused.message()
+    );
     let mut listed = request("house-bots-refused-02", &[]);
     listed.participants.push("players/greedy bot 1".to_owned());
     let refused = tournaments
