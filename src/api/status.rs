@@ -47,13 +47,14 @@ fn truncated(mut text: String, max: usize) -> String {
 pub enum ApiError {
     #[error("{field}: {message}")]
     InvalidArgument { field: String, message: String },
-    /// A bot level no built-in bot has (`CreateGameRequest.bots`).
+    /// A bot level no built-in bot has (`CreateGameRequest.bots`,
+    /// `CreateTournamentRequest.house_bots`: the field).
     #[error(
-        "bots: no built-in bot has the level {}: \"random\", \"greedy\", \"search\" or \"search:N\" (N from 1 to {})",
-        quote(.0),
+        "{field}: no built-in bot has the level {}: \"random\", \"greedy\", \"search\" or \"search:N\" (N from 1 to {})",
+        quote(.level),
         carcassonne_bots::MAX_ITERATIONS
     )]
-    UnknownBotLevel(String),
+    UnknownBotLevel { field: &'static str, level: String },
     #[error("{rule}: {message}")]
     Rule { rule: String, message: String },
     #[error("{0}")]
@@ -171,7 +172,7 @@ impl ApiError {
     fn code_and_reason(&self) -> (Code, &'static str) {
         match self {
             ApiError::InvalidArgument { .. } => (Code::InvalidArgument, "INVALID_ARGUMENT"),
-            ApiError::UnknownBotLevel(_) => (Code::InvalidArgument, "UNKNOWN_BOT_LEVEL"),
+            ApiError::UnknownBotLevel { .. } => (Code::InvalidArgument, "UNKNOWN_BOT_LEVEL"),
             ApiError::Rule { .. } => (Code::FailedPrecondition, "RULE_VIOLATION"),
             ApiError::WrongDecision(_) => (Code::FailedPrecondition, "WRONG_DECISION"),
             ApiError::GameFinished => (Code::FailedPrecondition, "GAME_FINISHED"),
@@ -209,8 +210,8 @@ impl ApiError {
             ApiError::InvalidArgument { field, .. } => {
                 metadata.insert("field".to_owned(), field.clone());
             }
-            ApiError::UnknownBotLevel(_) => {
-                metadata.insert("field".to_owned(), "bots".to_owned());
+            ApiError::UnknownBotLevel { field, .. } => {
+                metadata.insert("field".to_owned(), (*field).to_owned());
             }
             ApiError::Rule { rule, .. } => {
                 metadata.insert("rule".to_owned(), rule.clone());

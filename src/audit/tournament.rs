@@ -25,7 +25,7 @@ mod ratings;
 use std::collections::{BTreeMap, BTreeSet};
 
 use carcassonne_archive::{Archive, MANIFEST};
-use carcassonne_competition::{GameResult, Tournament};
+use carcassonne_competition::{GameResult, ScheduledGame, Tournament};
 use carcassonne_store::GameId;
 
 use super::game::{AuditedGame, GamePaths, audit_game, counted};
@@ -64,7 +64,7 @@ pub fn audit(archive: &Archive, subject: &str, checks: &mut Checks) -> Result<()
     let mut games = BTreeMap::new();
     for scheduled in tournament.games() {
         let audited = audit_game(archive, &scheduled.id, checks)?;
-        belongs(&audited, &scheduled.id, tournament, &settings)?;
+        belongs(&audited, &scheduled, tournament, &settings)?;
         games.insert(scheduled.id.clone(), audited);
     }
     checks.pass(
@@ -72,7 +72,11 @@ pub fn audit(archive: &Archive, subject: &str, checks: &mut Checks) -> Result<()
         format!(
             "every game ({}) opened as the tournament's, {}, with its rules and clock",
             counted(n, "game"),
-            if rated { "rated" } else { "unrated" }
+            match (rated, tournament.spec().house_bots.is_empty()) {
+                (true, true) => "rated",
+                (true, false) => "rated unless it seats a house bot",
+                (false, _) => "unrated",
+            }
         ),
     );
     results(&folded, &games)?;
@@ -203,11 +207,11 @@ fn settings(tournament: &Tournament) -> Result<Settings, Finding> {
 /// clock.
 fn belongs(
     game: &AuditedGame,
-    id: &str,
+    scheduled: &ScheduledGame<'_>,
     tournament: &Tournament,
     settings: &Settings,
 ) -> Result<(), Finding> {
-    let paths = GamePaths::of(id);
+    let paths = GamePaths::of(&scheduled.id);
     let at_opening = |error: String| Finding {
         file: Some(paths.events.clone()),
         at: Some(At::Event(1)),
@@ -221,11 +225,18 @@ fn belongs(
             tournament.id()
         )));
     }
-    if game.opened.rated != tournament.spec().rated {
+    // A game with a house bot rates nobody, even in a rated tournament.
+    let rated = crate::tournaments::rated_game(tournament.spec(), &scheduled.seats);
+    if game.opened.rated != rated {
         return Err(at_opening(format!(
-            "the game is {}, the tournament {}",
+            "the game is {}, the tournament {}{}",
             rated_word(game.opened.rated),
-            rated_word(tournament.spec().rated)
+            rated_word(tournament.spec().rated),
+            if rated != tournament.spec().rated {
+                " and the game seats a house bot"
+            } else {
+                ""
+            }
         )));
     }
     if game.record.rules != settings.rules || game.record.time_control != settings.time_control {
@@ -302,7 +313,39 @@ fn seats_and_seeds(tournament: &Tournament, games: &BTreeMap<String, AuditedGame
         };
         let paths = GamePaths::of(&scheduled.id);
         let seats: Vec<String> = scheduled.seats.iter().map(ToString::to_string).collect();
-        let accounts: Vec<Option<String>> = seats.iter().cloned().map(Some).collect();
+        // A house bot's seat is a bot's at its level, any other its
+        // registered player's (each list empty when it names nobody).
+        let spec = tournament.spec();
+        let listed = |per_seat: Vec<Option<String>>| {
+            if per_seat.iter().any(Option::is_some) {
+                per_seat
+            } else {
+                Vec::new()
+            }
+        };
+        let accounts = listed(
+            scheduled
+                .seats
+                .iter()
+                .map(|p| (!spec.is_house_bot(p)).then(|| p.to_string()))
+                .collect(),
+        );
+        let bots = listed(
+            scheduled
+                .seats
+                .iter()
+                .map(|p| spec.house_bots.get(p).cloned())
+                .collect(),
+        );
+        if game.opened.bots != bots {
+            return Err(Finding::file(
+                Some(&paths.events),
+                format!(
+                    "event 1: its bot seats are {:?}; the tournament's house bots make them {bots:?}",
+                    game.opened.bots
+                ),
+            ));
+        }
         if game.record.players != seats || game.opened.accounts != accounts {
             return Err(Finding::file(
                 Some(&paths.record),

@@ -275,3 +275,13 @@ pub fn parse_name(field: &str, text: &str) -> Result<PlayerName, ApiError> {
         message: format!("{}: {e}", quote(text)),
     })
 }
+
+/// A tournament participant's name from a request: a registered player's
+/// as [`parse_name`] takes it, or a house bot's ("players/greedy bot 1").
+pub fn parse_participant(field: &str, text: &str) -> Result<PlayerName, ApiError> {
+    let bare = text.strip_prefix("players/").unwrap_or(text);
+    match PlayerName::any(bare) {
+        Ok(name) => Ok(name),
+        Err(_) => parse_name(field, text),
+    }
+}

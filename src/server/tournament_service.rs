@@ -60,6 +60,41 @@ fn new_tournament_id(request_id: &str) -> String {
     format!("t{}", &crate::games::auth::hex(&digest)[..16])
 }
 
+/// The house bots a creation asks for, a level each, with their names:
+/// "{kind} bot {n}", numbered by kind (the level's name up to any ':') in
+/// the order given.
+fn house_bots(
+    levels: &[String],
+) -> Result<Vec<(carcassonne_competition::PlayerName, carcassonne_bots::Level)>, ApiError> {
+    if levels.len() > carcassonne_competition::MAX_PARTICIPANTS {
+        return Err(ApiError::InvalidArgument {
+            field: "house_bots".to_owned(),
+            message: format!(
+                "at most {} participants, house bots included",
+                carcassonne_competition::MAX_PARTICIPANTS
+            ),
+        });
+    }
+    let mut counts: std::collections::BTreeMap<String, u32> = std::collections::BTreeMap::new();
+    levels
+        .iter()
+        .map(|name| {
+            let level =
+                carcassonne_bots::Level::from_name(name).ok_or_else(|| ApiError::UnknownBotLevel {
+                    field: "house_bots",
+                    level: name.to_owned(),
+                })?;
+            let level_name = level.name();
+            let kind = level_name.split(':').next().unwrap_or_default().to_owned();
+            let n = counts.entry(kind.clone()).or_insert(0);
+            *n += 1;
+            let player = carcassonne_competition::PlayerName::house_bot(&kind, *n)
+                .map_err(|e| ApiError::Internal(format!("a house bot's name: {e}")))?;
+            Ok((player, level))
+        })
+        .collect()
+}
+
 /// The spec a creation asks for, checked field by field.
 fn spec_of(
     r: &proto::CreateTournamentRequest,
@@ -69,11 +104,13 @@ fn spec_of(
         field: field.to_owned(),
         message,
     };
-    let participants = r
+    let mut participants = r
         .participants
         .iter()
         .map(|p| parse_name("participants", p))
         .collect::<Result<Vec<_>, _>>()?;
+    let house_bots = house_bots(&r.house_bots)?;
+    participants.extend(house_bots.iter().map(|(name, _)| name.clone()));
     let format = match proto::TournamentFormat::try_from(r.format) {
         Ok(proto::TournamentFormat::RoundRobin) => Format::RoundRobin,
         Ok(proto::TournamentFormat::Swiss) => Format::Swiss { rounds: r.rounds },
@@ -118,6 +155,10 @@ fn spec_of(
         name: r.title.clone(),
         organiser: Some(organiser),
         participants,
+        house_bots: house_bots
+            .into_iter()
+            .map(|(name, level)| (name, level.name()))
+            .collect(),
         format,
         table_size,
         table_points,
@@ -263,7 +304,7 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         let caller = self.players.caller(optional_token(&request)?.as_deref())?;
         let r = request.into_inner();
         let id = tournament_id(&r.name)?;
-        let player = parse_name("player", &r.player)?;
+        let player = crate::players::parse_participant("player", &r.player)?;
         let tournaments = self.tournaments.clone();
         // The player's running games resign; their ends drive the rest.
         let (held, resignations) = blocking(move || {

@@ -86,11 +86,13 @@ pub fn archive(games: &Games, held: &Held, key: &SigningKey) -> Result<Vec<u8>, 
         let (ratings, rated) = crate::ratings::fold(&events[..last]).map_err(ApiError::Corrupt)?;
         // A game's rating is stored before its result drives the
         // tournament, but another game's end may drive it first: until
-        // every ranked game is rated, the archive would not audit.
-        if let Some(game) = tournament
-            .games()
-            .find(|g| matches!(g.result, Some(GameResult::Ranked { .. })) && !rated.contains(&g.id))
-        {
+        // every ranked game is rated, the archive would not audit. (A game
+        // with a house bot is never rated.)
+        if let Some(game) = tournament.games().find(|g| {
+            matches!(g.result, Some(GameResult::Ranked { .. }))
+                && super::rated_game(tournament.spec(), &g.seats)
+                && !rated.contains(&g.id)
+        }) {
             return Err(ApiError::TournamentState(format!(
                 "tournaments/{id}: the rating of game {} is still being stored; ask again in a moment",
                 game.id

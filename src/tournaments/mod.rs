@@ -133,6 +133,12 @@ pub fn settle_in_background(games: &Arc<Games>, resignations: Vec<Box<crate::gam
     }
 }
 
+/// Whether a tournament game seating `seats` is rated: the tournament is,
+/// and no seat is a house bot's (ratings are registered players' only).
+pub fn rated_game(spec: &carcassonne_competition::Spec, seats: &[PlayerName]) -> bool {
+    spec.rated && !seats.iter().any(|seat| spec.is_house_bot(seat))
+}
+
 fn tournament_error(error: TournamentError) -> ApiError {
     ApiError::TournamentState(error.to_string())
 }
@@ -312,7 +318,7 @@ impl Tournaments {
             field: e.field().to_owned(),
             message: e.to_string(),
         })?;
-        for name in &spec.participants {
+        for name in spec.participants.iter().filter(|p| !spec.is_house_bot(p)) {
             self.players.get(name)?;
         }
         let seed = crate::games::auth::random_seed()
@@ -462,11 +468,30 @@ impl Tournaments {
             if self.store.game(&game_id).map_err(store_error)?.is_some() {
                 continue;
             }
+            let spec = tournament.spec();
+            // A house bot's seat is a bot's, played by the server; any other
+            // is its registered player's.
+            let bots = game
+                .seats
+                .iter()
+                .map(|name| match spec.house_bots.get(name) {
+                    Some(level) => carcassonne_bots::Level::from_name(level)
+                        .map(Some)
+                        .ok_or_else(|| {
+                            ApiError::Corrupt(format!("tournaments/{id}: {name}'s level {level:?}"))
+                        }),
+                    None => Ok(None),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
             let accounts = game
                 .seats
                 .iter()
-                .map(|name| self.players.account(name).map(Some))
+                .map(|name| match spec.is_house_bot(name) {
+                    true => Ok(None),
+                    false => self.players.account(name).map(Some),
+                })
                 .collect::<Result<Vec<_>, _>>()?;
+            let has_bot = bots.iter().any(Option::is_some);
             let new = NewGame {
                 setup: Setup {
                     rules,
@@ -477,10 +502,12 @@ impl Tournaments {
                 },
                 spectator_delay: 0,
                 accounts,
-                rated: tournament.spec().rated,
+                // Only registered players are rated: a game with a house bot
+                // rates nobody.
+                rated: rated_game(spec, &game.seats),
                 tournament: Some(id.to_owned()),
-                sealed: tournament.spec().duplicate_bags,
-                bots: Vec::new(),
+                sealed: spec.duplicate_bags,
+                bots: if has_bot { bots } else { Vec::new() },
             };
             match self.games.create(&game_id, &request, new) {
                 Ok(_) | Err(ApiError::AlreadyExists(_)) => {}

@@ -88,6 +88,14 @@ pub fn tournament_view(held: &Held) -> proto::Tournament {
         },
         paired_rounds,
         withdrawn: t.withdrawn().iter().map(named).collect(),
+        house_bots: spec
+            .house_bots
+            .iter()
+            .map(|(player, level)| proto::TournamentHouseBot {
+                player: named(player),
+                level: level.clone(),
+            })
+            .collect(),
     }
 }
 

@@ -11,6 +11,7 @@ mod cli;
 mod clocks;
 mod edge;
 mod fuzz;
+mod house_bots;
 mod http;
 #[path = "../../crates/store/tests/it/pg.rs"]
 mod pg;

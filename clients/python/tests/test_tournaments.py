@@ -214,6 +214,28 @@ def test_a_swiss_of_four_bots_runs_to_its_final_standings_and_exports_its_archiv
     assert created.name in listed
 
 
+def test_house_bots_play_a_round_robin_alone_to_its_end(league_client: GameClient) -> None:
+    client = league_client
+    boss = organiser(client)
+    with pytest.raises(GameError) as refused:
+        client.create_tournament(boss, [], house_bots=["greedy", "grandmaster"], time_control=CLOCK)
+    assert (refused.value.code, refused.value.reason) == (
+        grpc.StatusCode.INVALID_ARGUMENT,
+        Reason.UNKNOWN_BOT_LEVEL,
+    )
+    created = client.create_tournament(
+        boss, [], house_bots=["random", "random"], format="round_robin", time_control=CLOCK
+    )
+    assert list(created.participants) == ["players/random bot 1", "players/random bot 2"]
+    assert [(b.player, b.level) for b in created.house_bots] == [
+        ("players/random bot 1", "random"),
+        ("players/random bot 2", "random"),
+    ]
+    last = follow_to_the_end(client, created.name)[-1]
+    assert last.standings.final
+    assert [s.games for s in last.standings.standings] == [1, 1]
+
+
 def test_a_withdrawn_player_is_never_paired_again_and_its_games_resign(
     league_client: GameClient, four_bots: Bots
 ) -> None:

@@ -192,6 +192,11 @@ export interface CreateTournamentOptions {
   rated?: boolean;
   /** The rule options of every game. */
   rules?: MessageInitShape<typeof RuleOptionsSchema>;
+  /** House bots: built-in bots taking part beside the participants, a level
+   * each ("random", "greedy", "search", "search:N"; else INVALID_ARGUMENT /
+   * UNKNOWN_BOT_LEVEL), named "greedy bot 1" and so on, played by the
+   * server and never rated. */
+  houseBots?: string[];
   /** 16 to 128 characters; names the tournament, so a retry never creates
    * a second one. A fresh random one by default. */
   requestId?: string;
@@ -451,6 +456,7 @@ export class GameClient {
       rated: options.rated ?? false,
       timeControl: options.timeControl,
       ...(options.rules ? { rules: options.rules } : {}),
+      houseBots: options.houseBots ?? [],
     };
     const response = await this.call(
       (call) => this.tournaments.createTournament(request, call),

@@ -165,6 +165,34 @@ test("a Swiss of four bots runs to its final standings and exports its archive",
   }
 });
 
+test("house bots play a round robin alone to its end", async () => {
+  const boss = await organiser(client);
+  const refused = await rejection(() =>
+    client.createTournament(boss, [], { houseBots: ["greedy", "grandmaster"], timeControl: CLOCK }),
+  );
+  assertReason(refused, Code.InvalidArgument, Reason.UNKNOWN_BOT_LEVEL);
+  const created = await client.createTournament(boss, [], {
+    houseBots: ["random", "random"],
+    format: "round_robin",
+    timeControl: CLOCK,
+  });
+  assert.deepEqual(created.participants, ["players/random bot 1", "players/random bot 2"]);
+  assert.deepEqual(
+    created.houseBots.map((b) => [b.player, b.level]),
+    [
+      ["players/random bot 1", "random"],
+      ["players/random bot 2", "random"],
+    ],
+  );
+  const messages = await followToTheEnd(created.name);
+  const last = messages[messages.length - 1]!;
+  assert.ok(last.standings?.final);
+  assert.deepEqual(
+    last.standings?.standings.map((s) => s.games),
+    [1, 1],
+  );
+});
+
 test("a withdrawn player is never paired again, and its games resign", async () => {
   const bots = await Bots.start(client, 4, "Leaver");
   try {

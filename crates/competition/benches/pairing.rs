@@ -39,6 +39,7 @@ fn states(table_size: u8) -> Vec<Tournament> {
         participants: (0..PLAYERS)
             .map(|i| PlayerName::new(format!("p{i:02}")).expect("a valid name"))
             .collect(),
+        house_bots: Default::default(),
         format: Format::Swiss { rounds: ROUNDS },
         table_size,
         table_points: Spec::default_table_points(table_size),

@@ -42,6 +42,13 @@
 //! tables of 3 or more needs at least k participants and at most
 //! [`MAX_ROUND_ROBIN_TABLES`] tables.
 //!
+//! Participants may include **house bots**, built-in bots the server
+//! plays: each is named `{kind} bot {n}` ([`PlayerName::house_bot`], such
+//! as "greedy bot 1"; the spaces keep it apart from every registered
+//! name) and listed in [`Spec::house_bots`] with its level, which this
+//! crate keeps as given. Pairings, points, standings and the lot treat
+//! them as any participant.
+//!
 //! The tournament's 32-byte seed is sealed: [`Tournament::seed_commitment`]
 //! (its SHA-256, hex) is published at the start, the seed itself only at
 //! the end; no `Debug` in this crate prints a seed. The seed gives every
@@ -233,6 +240,7 @@
 //!     name: "Spring cup".into(),
 //!     organiser: None,
 //!     participants: players,
+//!     house_bots: Default::default(),
 //!     format: Format::Swiss { rounds: 3 },
 //!     table_size: 2,
 //!     table_points: Spec::default_table_points(2),
@@ -267,7 +275,7 @@ mod tournament;
 mod tests;
 
 pub use codec::{DecodeError, RATINGS_SCHEMA, REGISTRY_SCHEMA, TOURNAMENT_SCHEMA, from_hex, to_hex};
-pub use name::{MAX_NAME_LEN, NameError, PlayerName};
+pub use name::{MAX_HOUSE_BOT_KIND_LEN, MAX_HOUSE_BOT_NUMBER, MAX_NAME_LEN, NameError, PlayerName};
 pub use pairing::{
     LOOKAHEAD_LIMIT, LOT_DOMAIN, PAIRING_VERSION, Pairing, PairingInput, PairingPlan, SEARCH_LIMIT,
     lot_order, pair,

@@ -7,11 +7,15 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 /// The longest name, in characters.
 pub const MAX_NAME_LEN: usize = 32;
 
-/// A registered player's name: 1 to 32 characters of `[A-Za-z0-9_-]`.
+/// A registered player's name: 1 to 32 characters of `[A-Za-z0-9_-]`; or a
+/// house bot's (a built-in bot taking part in a tournament): `{kind} bot
+/// {n}`, such as "greedy bot 1", whose spaces no registered name can hold.
 ///
 /// Comparison is case-sensitive; the registry refuses a name that differs
 /// from a registered one only by case, so names never need folding
-/// elsewhere. Serialised as a plain string; deserialising validates.
+/// elsewhere. Serialised as a plain string; deserialising validates
+/// (either form). [`PlayerName::new`] and `FromStr` take a registered
+/// player's name only; [`PlayerName::house_bot`] makes a house bot's.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct PlayerName(String);
 
@@ -24,7 +28,16 @@ pub enum NameError {
     TooLong(usize),
     #[error("a player name may hold only letters, digits, '_' and '-', not {0:?}")]
     InvalidChar(char),
+    #[error(
+        "a house bot's name is \"{{kind}} bot {{n}}\": a kind of 1 to {MAX_HOUSE_BOT_KIND_LEN} lower-case letters, n from 1 to {MAX_HOUSE_BOT_NUMBER}"
+    )]
+    HouseBot,
 }
+
+/// The longest kind in a house bot's name ([`PlayerName::house_bot`]).
+pub const MAX_HOUSE_BOT_KIND_LEN: usize = 16;
+/// The largest number in a house bot's name.
+pub const MAX_HOUSE_BOT_NUMBER: u32 = 999;
 
 impl PlayerName {
     pub fn new(name: impl Into<String>) -> Result<PlayerName, NameError> {
@@ -41,6 +54,39 @@ impl PlayerName {
             len if len > MAX_NAME_LEN => Err(NameError::TooLong(len)),
             _ => Ok(PlayerName(name)),
         }
+    }
+
+    /// A house bot's name, `{kind} bot {n}` ("greedy bot 1"): `kind` 1 to
+    /// 16 lower-case ASCII letters, `n` 1 to 999. It holds spaces, so no
+    /// registered player can have it.
+    pub fn house_bot(kind: &str, n: u32) -> Result<PlayerName, NameError> {
+        let kind_ok = (1..=MAX_HOUSE_BOT_KIND_LEN).contains(&kind.len())
+            && kind.bytes().all(|b| b.is_ascii_lowercase());
+        if !kind_ok || !(1..=MAX_HOUSE_BOT_NUMBER).contains(&n) {
+            return Err(NameError::HouseBot);
+        }
+        Ok(PlayerName(format!("{kind} bot {n}")))
+    }
+
+    /// A name of either form: a registered player's or a house bot's.
+    pub fn any(name: impl Into<String>) -> Result<PlayerName, NameError> {
+        let name = name.into();
+        if !name.contains(' ') {
+            return PlayerName::new(name);
+        }
+        let mut words = name.split(' ');
+        let parsed = match (words.next(), words.next(), words.next(), words.next()) {
+            (Some(kind), Some("bot"), Some(n), None) if !n.starts_with(['0', '+']) => {
+                n.parse().ok().map(|n| PlayerName::house_bot(kind, n))
+            }
+            _ => None,
+        };
+        parsed.unwrap_or(Err(NameError::HouseBot))
+    }
+
+    /// Whether this is a house bot's name ([`PlayerName::house_bot`]).
+    pub fn is_house_bot(&self) -> bool {
+        self.0.contains(' ')
     }
 
     pub fn as_str(&self) -> &str {
@@ -83,6 +129,6 @@ impl Serialize for PlayerName {
 impl<'de> Deserialize<'de> for PlayerName {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let name = String::deserialize(deserializer)?;
-        PlayerName::new(name).map_err(serde::de::Error::custom)
+        PlayerName::any(name).map_err(serde::de::Error::custom)
     }
 }

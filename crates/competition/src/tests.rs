@@ -22,6 +22,7 @@ fn spec(n: usize, format: Format, table_size: u8) -> Spec {
         name: "Cup".into(),
         organiser: None,
         participants: names(n),
+        house_bots: Default::default(),
         format,
         table_size,
         table_points: Spec::default_table_points(table_size),
@@ -59,6 +60,47 @@ fn player_names_serialise_as_strings_and_deserialising_validates() {
     );
     assert!(serde_json::from_str::<PlayerName>("\"Ada Lovelace\"").is_err());
     assert!(serde_json::from_str::<PlayerName>("\"\"").is_err());
+}
+
+#[test]
+fn house_bot_names_have_spaces_so_no_registered_name_is_one() {
+    let bot = PlayerName::house_bot("greedy", 1).unwrap();
+    assert_eq!(bot.as_str(), "greedy bot 1");
+    assert!(bot.is_house_bot());
+    assert!(!name("greedy-bot-1").is_house_bot());
+    // A registered player's name never parses as a house bot's, nor the reverse.
+    assert_eq!(PlayerName::new("greedy bot 1"), Err(NameError::InvalidChar(' ')));
+    assert_eq!(
+        "greedy bot 1".parse::<PlayerName>(),
+        Err(NameError::InvalidChar(' '))
+    );
+    assert_eq!(PlayerName::any("greedy bot 1"), Ok(bot.clone()));
+    assert_eq!(PlayerName::any("Ada"), Ok(name("Ada")));
+    for bad in [
+        "greedy bot 0",
+        "greedy bot 01",
+        "greedy bot +1",
+        "greedy bot 1000",
+        "Greedy bot 1",
+        "greedy robot 1",
+        "greedy bot 1 ",
+        " bot 1",
+        "search:5 bot 1",
+        "greedy  bot 1",
+    ] {
+        assert_eq!(PlayerName::any(bad), Err(NameError::HouseBot), "{bad:?}");
+    }
+    assert_eq!(PlayerName::house_bot("", 1), Err(NameError::HouseBot));
+    assert_eq!(PlayerName::house_bot("greedy", 0), Err(NameError::HouseBot));
+    assert_eq!(
+        PlayerName::house_bot(&"a".repeat(17), 1),
+        Err(NameError::HouseBot)
+    );
+    assert_eq!(
+        serde_json::from_str::<PlayerName>("\"search bot 12\"").unwrap(),
+        PlayerName::house_bot("search", 12).unwrap()
+    );
+    assert!(serde_json::from_str::<PlayerName>("\"search bot\"").is_err());
 }
 
 // ---- Points -----------------------------------------------------------------
@@ -236,6 +278,32 @@ fn spec_check_names_the_field_of_each_error() {
     check(|s| s.table_points = vec![1001, 0], "table_points");
     check(|s| s.games_per_match = 0, "games_per_match");
     check(|s| s.games_per_match = 11, "games_per_match");
+    // House bots: each listed with its level, and every bot-named participant one.
+    let bot = PlayerName::house_bot("greedy", 1).unwrap();
+    let with_bot = |s: &mut Spec| {
+        s.participants[0] = bot.clone();
+        s.house_bots.insert(bot.clone(), "greedy".into());
+    };
+    let mut ok = spec(8, Format::Swiss { rounds: 3 }, 2);
+    with_bot(&mut ok);
+    assert_eq!(ok.check(), Ok(()));
+    assert!(ok.is_house_bot(&bot) && !ok.is_house_bot(&ok.participants[1]));
+    check(|s| s.participants[0] = bot.clone(), "house_bots");
+    check(
+        |s| {
+            with_bot(s);
+            s.house_bots.insert(name("p01"), "greedy".into());
+        },
+        "house_bots",
+    );
+    check(
+        |s| {
+            with_bot(s);
+            s.house_bots
+                .insert(PlayerName::house_bot("greedy", 2).unwrap(), "greedy".into());
+        },
+        "house_bots",
+    );
 }
 
 #[test]

@@ -90,6 +90,14 @@ pub fn audit(
     let mut rated = 0;
     for (id, game) in games {
         let stated = rating.get(id);
+        // A game with a house bot is not rated (its opening says so, checked
+        // against the tournament's seats before): no event may rate it.
+        if !game.opened.rated {
+            if let Some((seq, ..)) = stated {
+                return Err(at(*seq, format!("rates game {id}, which seats a house bot")));
+            }
+            continue;
+        }
         match (game.game.ranking(), stated) {
             (Some(_), None) => {
                 return Err(Finding::file(
@@ -126,8 +134,13 @@ pub fn audit(
     checks.pass(
         RATING_EVENTS,
         format!(
-            "every ranked game of the tournament ({}) rated once, with its seats' players and its \
+            "every ranked game of the tournament{} ({}) rated once, with its seats' players and its \
              audited ranks; the stream ends at the tournament's last",
+            if tournament.spec().house_bots.is_empty() {
+                ""
+            } else {
+                " without a house bot"
+            },
             counted(rated, "game")
         ),
     );

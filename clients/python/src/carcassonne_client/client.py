@@ -474,6 +474,7 @@ class GameClient:
         rated: bool = False,
         rules: pb.RuleOptions | None = None,
         request_id: str | None = None,
+        house_bots: Sequence[str] = (),
     ) -> pb.Tournament:
         """Creates and starts a tournament of registered players (2 to 256,
         "players/{name}" or bare names), with an organiser's key (else
@@ -485,8 +486,11 @@ class GameClient:
         `games_per_match` 1 to 10 (1 when 0). `time_control` is required:
         every game of a tournament has a clock. `request_id` (16 to 128
         characters; a fresh one by default) names the tournament, so a
-        retry never creates a second one. Returns the tournament with its
-        first round paired.
+        retry never creates a second one. `house_bots`: built-in bots taking
+        part beside them, a level each ("random", "greedy", "search",
+        "search:N"; else INVALID_ARGUMENT / UNKNOWN_BOT_LEVEL), named
+        "greedy bot 1" and so on, played by the server and never rated.
+        Returns the tournament with its first round paired.
         """
         tournament_format = _FORMATS.get(format)
         if tournament_format is None:
@@ -504,6 +508,7 @@ class GameClient:
             rated=rated,
             rules=rules,
             time_control=time_control,
+            house_bots=list(house_bots),
         )
         response: pb.CreateTournamentResponse = self._call(
             self.tournaments.CreateTournament, request, _auth(organiser_key)

@@ -10,8 +10,8 @@ whole table), by code:
 
 - INVALID_ARGUMENT: INVALID_ARGUMENT (metadata `field`; e.g. a request id
   beginning with "~", which marks the server's own), MALFORMED_REQUEST,
-  UNKNOWN_BOT_LEVEL (metadata `field` "bots": a bot seat's level is
-  none of the built-in bots').
+  UNKNOWN_BOT_LEVEL (metadata `field` "bots" or "house_bots": a bot
+  seat's or a house bot's level is none of the built-in bots').
 - FAILED_PRECONDITION: RULE_VIOLATION (metadata `rule`, an id of
   docs/rules.md, e.g. T-9 for an abort after every seat has decided),
   WRONG_DECISION, GAME_FINISHED, and OUT_OF_TIME (metadata `seat`,

@@ -1,6 +1,6 @@
 //! What a tournament is: its [`Spec`], checked field by field.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 
 use serde::{Deserialize, Serialize};
 
@@ -37,8 +37,16 @@ pub struct Spec {
     /// The organiser who created it, who alone may withdraw players.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub organiser: Option<PlayerName>,
-    /// 2 to 256 distinct registered players.
+    /// 2 to 256 distinct participants: registered players, and the house
+    /// bots of `house_bots`.
     pub participants: Vec<PlayerName>,
+    /// The participants that are built-in bots the server plays (house
+    /// bots), each by its name ([`PlayerName::house_bot`]) with its level
+    /// (opaque here: the server checks it). Their seats are bots' seats; a
+    /// game with one rates nobody. Empty (and then absent from the JSON)
+    /// in a tournament of registered players only.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub house_bots: BTreeMap<PlayerName, String>,
     pub format: Format,
     /// Players per table, 2 to 5; a table may have one player fewer.
     pub table_size: u8,
@@ -65,6 +73,10 @@ pub enum SpecError {
     ParticipantCount(usize),
     #[error("participants: {0} is listed twice")]
     DuplicateParticipant(PlayerName),
+    #[error("house_bots: {0} is a house bot's name, and no house bot of the tournament")]
+    NotAHouseBot(PlayerName),
+    #[error("house_bots: {0} is not a house bot's name, or not a participant")]
+    HouseBotName(PlayerName),
     #[error("format.rounds: a Swiss of {participants} players has 1 to {max} rounds, not {rounds}")]
     SwissRounds {
         rounds: u32,
@@ -93,6 +105,7 @@ impl SpecError {
         match self {
             SpecError::Name(_) => "name",
             SpecError::ParticipantCount(_) | SpecError::DuplicateParticipant(_) => "participants",
+            SpecError::NotAHouseBot(_) | SpecError::HouseBotName(_) => "house_bots",
             SpecError::SwissRounds { .. } => "format.rounds",
             SpecError::RoundRobinTooFewParticipants { .. } | SpecError::RoundRobinTooLong { .. } => "format",
             SpecError::TableSize(_) => "table_size",
@@ -125,6 +138,20 @@ impl Spec {
         let mut seen = BTreeSet::new();
         if let Some(twice) = self.participants.iter().find(|p| !seen.insert(*p)) {
             return Err(SpecError::DuplicateParticipant(twice.clone()));
+        }
+        if let Some(stray) = self
+            .participants
+            .iter()
+            .find(|p| p.is_house_bot() && !self.house_bots.contains_key(*p))
+        {
+            return Err(SpecError::NotAHouseBot(stray.clone()));
+        }
+        if let Some(stray) = self
+            .house_bots
+            .keys()
+            .find(|bot| !bot.is_house_bot() || !seen.contains(bot))
+        {
+            return Err(SpecError::HouseBotName(stray.clone()));
         }
         if !(2..=5).contains(&self.table_size) {
             return Err(SpecError::TableSize(self.table_size));
@@ -169,6 +196,11 @@ impl Spec {
             return Err(SpecError::GamesPerMatch(self.games_per_match));
         }
         Ok(())
+    }
+
+    /// Whether `player` is one of the tournament's house bots.
+    pub fn is_house_bot(&self, player: &PlayerName) -> bool {
+        self.house_bots.contains_key(player)
     }
 
     /// The table size as pairing uses it: clamped into 2..=5, so that an

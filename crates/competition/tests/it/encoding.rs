@@ -52,6 +52,7 @@ fn tournament_events_encode_to_golden_bytes() {
         name: "Cup".into(),
         organiser: None,
         participants: vec![name("Ada"), name("Brun"), name("Cy")],
+        house_bots: Default::default(),
         format: Format::Swiss { rounds: 2 },
         table_size: 2,
         table_points: vec![1, 0],
@@ -70,6 +71,30 @@ fn tournament_events_encode_to_golden_bytes() {
             concat!(
                 r#"{{"created":{{"spec":{{"name":"Cup","participants":["Ada","Brun","Cy"],"format":{{"swiss":{{"rounds":2}}}},"#,
                 r#""table_size":2,"table_points":[1,0],"games_per_match":2,"duplicate_bags":true,"rated":true,"#,
+                r#""games":{{"rules":"base"}}}},"seed":"{seed}","pairing":"pairing/1"}}}}"#
+            ),
+            seed = "ab".repeat(32)
+        ),
+    );
+    // House bots: listed beside the participants, by name, with their level.
+    let bot = PlayerName::house_bot("greedy", 1).unwrap();
+    let with_bot = Spec {
+        participants: vec![name("Ada"), bot.clone()],
+        house_bots: [(bot, "greedy".to_owned())].into(),
+        rated: false,
+        ..spec.clone()
+    };
+    c(
+        &TournamentEvent::Created {
+            spec: with_bot,
+            seed: [0xab; 32],
+            pairing: "pairing/1".into(),
+        },
+        &format!(
+            concat!(
+                r#"{{"created":{{"spec":{{"name":"Cup","participants":["Ada","greedy bot 1"],"#,
+                r#""house_bots":{{"greedy bot 1":"greedy"}},"format":{{"swiss":{{"rounds":2}}}},"#,
+                r#""table_size":2,"table_points":[1,0],"games_per_match":2,"duplicate_bags":true,"rated":false,"#,
                 r#""games":{{"rules":"base"}}}},"seed":"{seed}","pairing":"pairing/1"}}}}"#
             ),
             seed = "ab".repeat(32)

@@ -45,6 +45,7 @@ pub fn spec(n: usize, format: Format, table_size: u8) -> Spec {
         name: "Test cup".into(),
         organiser: None,
         participants: names(n),
+        house_bots: Default::default(),
         format,
         table_size,
         table_points: Spec::default_table_points(table_size),
