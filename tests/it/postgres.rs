@@ -30,6 +30,14 @@ fn carcassonne_command(args: &[&str]) -> Output {
         .unwrap()
 }
 
+/// SIGTERM to each node; each exits 0 (its log tells why not).
+fn stop_cleanly(nodes: impl IntoIterator<Item = Served>) {
+    for node in nodes {
+        let (status, log) = node.terminate();
+        assert_eq!(status.code(), Some(0), "{log}");
+    }
+}
+
 /// `serve --store URL` on a free port (its data directory unused but
 /// given, so that nothing lands in the working directory).
 fn serve_on(url: &str, dir: &Path, name: &str) -> Served {
@@ -148,8 +156,7 @@ async fn migrate_copies_a_sled_store_and_refuses_a_database_that_is_not_empty() 
         .await
         .unwrap()
         .into_inner();
-    let (status, log) = served.terminate();
-    assert_eq!(status.code(), Some(0), "{log}");
+    stop_cleanly([served]);
 
     let url = database(cluster);
     let out = carcassonne_command(&["migrate", "--from", data.to_str().unwrap(), "--to", &url]);
@@ -203,8 +210,7 @@ async fn migrate_copies_a_sled_store_and_refuses_a_database_that_is_not_empty() 
         let finished = play_to_end(&mut client, name, tokens).await;
         assert_eq!(finished.status(), proto::GameStatus::Finished, "{name}");
     }
-    let (status, log) = node.terminate();
-    assert_eq!(status.code(), Some(0), "{log}");
+    stop_cleanly([node]);
 }
 
 /// Three nodes on one database, named three ways (one host; two hosts,
@@ -286,10 +292,7 @@ async fn nodes_on_one_database_serve_the_same_games_and_streams() {
     assert!(!changes[0].is_empty());
     assert_eq!(changes[0], changes[1]);
     assert_eq!(changes[0], changes[2]);
-    for node in [a, b, c] {
-        let (status, log) = node.terminate();
-        assert_eq!(status.code(), Some(0), "{log}");
-    }
+    stop_cleanly([a, b, c]);
 }
 
 /// Two clients on two nodes act on one version at once, many times:
@@ -332,10 +335,7 @@ async fn two_clients_on_two_nodes_racing_one_version_one_wins() {
     assert_eq!(seqs, (1..=seqs.len() as u64).collect::<Vec<_>>());
     assert_eq!(game.version, seqs.len() as i64 - 1);
     drop(store);
-    for node in [a, b] {
-        let (status, log) = node.terminate();
-        assert_eq!(status.code(), Some(0), "{log}");
-    }
+    stop_cleanly([a, b]);
 }
 
 /// What one node learns of another's writes: a player registered on one
@@ -502,6 +502,5 @@ async fn a_node_killed_under_load_loses_no_acknowledged_action() {
         let finished = play_to_end(&mut on_b, name, tokens).await;
         assert_eq!(finished.status(), proto::GameStatus::Finished, "{name}");
     }
-    let (status, log) = b.terminate();
-    assert_eq!(status.code(), Some(0), "{log}");
+    stop_cleanly([b]);
 }
