@@ -16,6 +16,7 @@ use tonic_types::StatusExt as _;
 use crate::archive::audit;
 use crate::bots::{league_server, organiser, players_client, tournaments_client};
 use crate::support::{reason, with_token};
+use crate::tournament_archive::export;
 use crate::tournaments::{finish, start_bots, tournament_request};
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -163,17 +164,7 @@ async fn a_rated_round_robin_with_house_bots_runs_to_its_end_and_its_archive_aud
     }
 
     // The archive, audited offline as a user runs it.
-    let mut chunks = tournaments
-        .export_tournament_archive(proto::ExportTournamentArchiveRequest {
-            name: created.name.clone(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    let mut bytes = Vec::new();
-    while let Some(chunk) = tokio_stream::StreamExt::next(&mut chunks).await {
-        bytes.extend(chunk.unwrap().chunk);
-    }
+    let bytes = export(&server, &created.name).await;
     server.stop().await;
     let key = SigningKey::from_file_text(&std::fs::read_to_string(dir.path().join("server.key")).unwrap())
         .unwrap()

@@ -20,7 +20,7 @@ use crate::tournaments::{finish, start_bots, tournament_request};
 type Files = Vec<(String, Vec<u8>)>;
 
 /// The archive of the tournament `name`, its chunks joined.
-async fn export(server: &TestServer, name: &str) -> Vec<u8> {
+pub(crate) async fn export(server: &TestServer, name: &str) -> Vec<u8> {
     let mut chunks = tournaments_client(server)
         .await
         .export_tournament_archive(proto::ExportTournamentArchiveRequest {
