@@ -12,7 +12,9 @@
 //!    `strong-greedy`, `strong`, picks some). `STRENGTH_ITERATIONS` [500]
 //!    is the search's budget a decision, `STRENGTH_STRONG` [2000] the
 //!    strong one's; `STRENGTH_THREADS` [1] plays games side by side (the
-//!    results do not depend on it); `STRENGTH_SPEED=0` skips part 1.
+//!    results do not depend on it); `STRENGTH_RULES` (`base` or
+//!    `river-count`) plays one rule set only; `STRENGTH_SPEED=0` skips
+//!    part 1.
 
 // A bench: a failed step should stop it loudly.
 #![allow(clippy::unwrap_used)]
@@ -179,7 +181,11 @@ fn main() {
     println!("strength, 2 players, first seat alternating:");
     let base = Rules::default();
     let both = base.with(Expansion::River).with(Expansion::Count);
-    for (rules, label) in [(base, "base"), (both, "River+Count")] {
+    let only_rules = std::env::var("STRENGTH_RULES").unwrap_or_default();
+    for (rules, label, key) in [(base, "base", "base"), (both, "River+Count", "river-count")] {
+        if !only_rules.is_empty() && only_rules != key {
+            continue;
+        }
         for (name, first, second) in pairs {
             if only.is_empty() || only.split(',').any(|p| p.trim() == name) {
                 matches(first, second, rules, label, games, threads);
