@@ -82,14 +82,14 @@ impl PgStore {
     fn import_here(&self, source: &dyn EventStore) -> Result<ImportReport> {
         let mut client = self.shared().client()?;
         let mut tx = client.transaction().map_err(pg_error)?;
-        tx.batch_execute("LOCK TABLE games, events, requests, position_counter IN EXCLUSIVE MODE")
+        tx.batch_execute("LOCK TABLE games, events, requests IN EXCLUSIVE MODE")
             .map_err(pg_error)?;
         let games: i64 = tx
             .query_one("SELECT count(*) FROM games", &[])
             .map_err(pg_error)?
             .get(0);
         let last: i64 = tx
-            .query_one("SELECT last_position FROM position_counter", &[])
+            .query_one("SELECT coalesce(max(global_position), 0) FROM events", &[])
             .map_err(pg_error)?
             .get(0);
         if games > 0 || last > 0 {
@@ -254,11 +254,15 @@ impl PgStore {
             )
             .map_err(pg_error)?;
         }
-        tx.execute(
-            "UPDATE position_counter SET last_position = $1",
-            &[&to_db(report.last_position)],
-        )
-        .map_err(pg_error)?;
+        if report.last_position > 0 {
+            // Not transactional: should the commit fail, the next appends
+            // start after a gap, which is harmless.
+            tx.execute(
+                "SELECT setval('event_positions', $1)",
+                &[&to_db(report.last_position)],
+            )
+            .map_err(pg_error)?;
+        }
         tx.commit().map_err(pg_error)?;
         Ok(report)
     }

@@ -17,7 +17,8 @@
 //!   a request id is answered with the first append for as long as the
 //!   game exists (no time limit). It is looked up after the game's row is
 //!   locked, so a retry racing its original waits for it and returns it.
-//! - `position_counter`: one row, the last global position handed out.
+//! - `event_positions`: the sequence global positions are taken from,
+//!   with the functions `take_positions(n)` and `safe_position()` (below).
 //! - `server_secrets (name PRIMARY KEY, value)`: what every server node on
 //!   the database must share and nobody else may read: the key that signs
 //!   archives (`PgStore::secret_or_insert`). Not events: never in a stream.
@@ -28,30 +29,40 @@
 //! # How global positions are made safe to read
 //!
 //! A catch-up reader (`read_all` from the last position it saw) would skip
-//! an event for good if a position were visible before a smaller one: the
-//! smaller one's transaction commits later, behind the reader. Positions
-//! are therefore handed out *in commit order*: an append takes its
-//! positions with `UPDATE position_counter SET last_position =
-//! last_position + n RETURNING …`, as the last step before inserting its
-//! events and committing. The counter's row lock is held until the
-//! transaction ends, so the next append's update waits for this commit (or
-//! rollback, which gives the numbers back: positions have no gaps) and
-//! then reads the committed value. Hence when position `p` is visible,
-//! every position below it is visible too, and `read_all(from)` never
-//! misses an event that is committed later.
+//! an event for good if it read a position while a smaller one's
+//! transaction was still open: that event commits later, behind the
+//! reader. Handing positions out in commit order would prevent it, but
+//! then every append in the database waits for the one before it to
+//! commit: one WAL flush at a time, store-wide. Instead, appends commit in
+//! any order, and readers read only up to a *safe position*:
 //!
-//! The trade-off: appends serialise on the counter from their update to
-//! the end of their commit (the insert of a few rows and the commit's WAL
-//! flush). Everything before it — locking the game, the request and
-//! version checks — runs in parallel for different games, and appends to
-//! different games never wait for each other's game rows. Store-wide
-//! append throughput is bounded by one WAL flush per append (PostgreSQL's
-//! group commit cannot merge them): on the development VM (PostgreSQL 15,
-//! `fsync` on, local disk) about 560 appends a second from one writer and
-//! 625 from eight writers on eight games. That is the price of a gapless,
-//! commit-ordered global position without tracking in-flight transactions
-//! (the alternative: take positions freely and expose only those below
-//! the oldest uncommitted one, which lets commits overlap).
+//! - An append takes its positions as its last step before inserting its
+//!   events, with `take_positions(n)`: under a short allocation lock (an
+//!   advisory lock held for that call only, never until the commit) it
+//!   takes `n` consecutive numbers from the sequence `event_positions` and
+//!   a transaction-level advisory lock on minus its first position, which
+//!   PostgreSQL releases when the transaction commits or rolls back, after
+//!   the commit is visible.
+//! - `safe_position()` reads the last allocated position under the same
+//!   allocation lock (so every number up to it has its position lock, or
+//!   its transaction has ended), then the smallest position lock still
+//!   held (`pg_locks`), and returns the position just below it, or the last
+//!   allocated one when none is held. Every position up to it is committed
+//!   or never will be.
+//! - A reader calls `safe_position()` first, then reads events up to it in
+//!   a later statement, whose snapshot therefore sees every one of them.
+//!   `read_all`, the follower that feeds subscriptions and `verify_all` all
+//!   read this way.
+//!
+//! So appends to different games share only the allocation lock, for the
+//! time of one function call, and PostgreSQL's group commit flushes their
+//! commits together. A reader waits, at worst, for the slowest transaction
+//! that took a smaller position. The price is gaps: an append that fails
+//! after taking its positions (a lost connection, a failed commit) leaves
+//! its numbers unused, and a crash or failover can skip a few (sequences
+//! are logged ahead). Positions only ever increase; a game's events still
+//! have sequence numbers 1, 2, 3, … without gaps, and its hash chain, not
+//! the global index, shows an event missing.
 //!
 //! # Calling it
 //!
@@ -70,12 +81,13 @@
 //! transaction; PostgreSQL delivers it at commit, to every node. Each
 //! store runs a follower thread with its own connection that `LISTEN`s,
 //! and on a notification (or every 250 ms, in case one was missed across a
-//! reconnect) reads `read_all` from the last position it published and
-//! publishes into the broadcast hub. Publishing is one mutex-guarded
-//! cursor: events go out strictly by position, each once (a position is
-//! published only when it is the cursor's next one). A local append also
-//! runs the cursor up to its own last position before it returns, so its
-//! own subscribers have its events as soon as the append is acknowledged.
+//! reconnect) reads from the last position it published up to the safe
+//! position and publishes into the broadcast hub. Publishing is one
+//! mutex-guarded cursor: events go out strictly by position, each once. A
+//! local append also runs the cursor before it returns, so its own
+//! subscribers have its events as soon as it is acknowledged, unless an
+//! older transaction still holds a smaller position: then they follow when
+//! that one ends (its commit notifies).
 //!
 //! # Durability and acknowledgement
 //!
@@ -196,10 +208,7 @@ impl PgStore {
         let mut client = pg_config.connect(NoTls).map_err(pg_error)?;
         schema::migrate(&mut client)?;
         schema::check_durability(&mut client, config.durability)?;
-        let start: i64 = client
-            .query_one("SELECT last_position FROM position_counter", &[])
-            .map_err(pg_error)?
-            .get(0);
+        let start = safe_position(&mut client)?;
         drop(client);
         let manager = PostgresConnectionManager::new(pg_config.clone(), NoTls);
         let pool = r2d2::Pool::builder()
@@ -208,7 +217,6 @@ impl PgStore {
             .connection_timeout(Duration::from_secs(10))
             .build(manager)
             .map_err(|error| StoreError::Unavailable(format!("PostgreSQL pool: {error}")))?;
-        let start = from_db(start);
         let shared = Arc::new(Shared {
             pool,
             clock: config.clock.clone(),
@@ -304,54 +312,58 @@ impl Shared {
     }
 
     /// Publishes committed events in position order from the cursor on, up
-    /// to `target` (or until none is left).
+    /// to the safe position (or only until `target`, if it is reached
+    /// first): each event once, none before a smaller position.
     fn publish_up_to(&self, target: Option<u64>) -> Result<()> {
         let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
-        loop {
-            if target.is_some_and(|target| *published >= target) {
-                return Ok(());
-            }
-            let events = self.read_all(*published + 1, 1000)?;
-            let mut batch = Vec::with_capacity(events.len());
-            for event in events {
-                if event.position != *published + 1 {
-                    break;
-                }
-                *published = event.position;
-                batch.push(Arc::new(event));
-            }
-            if batch.is_empty() {
-                return Ok(());
-            }
-            self.hub.publish(batch);
-            self.last_published.store(*published, Ordering::SeqCst);
+        if target.is_some_and(|target| *published >= target) {
+            return Ok(());
         }
+        let safe = safe_position(&mut *self.client()?)?;
+        while *published < safe {
+            let events = self.read_range(*published + 1, safe, 1000)?;
+            // Past the last event read, or, with none left, up to `safe`:
+            // the positions in between were never committed (gaps).
+            let reached = match events.last() {
+                Some(last) if events.len() == 1000 => last.position,
+                _ => safe,
+            };
+            *published = reached;
+            if !events.is_empty() {
+                self.hub
+                    .publish(events.into_iter().map(Arc::new).collect::<Vec<_>>());
+            }
+            self.last_published.store(reached, Ordering::SeqCst);
+        }
+        Ok(())
     }
 
+    /// Up to `limit` events from `from_position` on that are safe to read:
+    /// none is behind a position whose transaction is still open.
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
+        let safe = safe_position(&mut *self.client()?)?;
+        self.read_range(from_position, safe, limit)
+    }
+
+    /// Up to `limit` events with positions from `from_position` to `to_position`.
+    fn read_range(&self, from_position: u64, to_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
         let from = from_position.max(1);
         let limit = limit.min(MAX_READ_LIMIT);
-        if limit == 0 {
+        if limit == 0 || from > to_position {
             return Ok(Vec::new());
         }
         let rows = self
             .client()?
             .query(
                 "SELECT global_position, game, seq, envelope FROM events \
-                 WHERE global_position >= $1 ORDER BY global_position LIMIT $2",
-                &[&to_db(from), &to_db(limit as u64)],
+                 WHERE global_position >= $1 AND global_position <= $2 \
+                 ORDER BY global_position LIMIT $3",
+                &[&to_db(from), &to_db(to_position), &to_db(limit as u64)],
             )
             .map_err(pg_error)?;
         let mut events = Vec::with_capacity(rows.len());
-        let mut expected = from;
         for row in rows {
             let position = from_db(row.get(0));
-            if !events.is_empty() && position != expected {
-                return Err(StoreError::CorruptIndex {
-                    position: expected,
-                    detail: "no event at this position".into(),
-                });
-            }
             let game: &str = row.get(1);
             let seq = from_db(row.get(2));
             let bytes: &[u8] = row.get(3);
@@ -362,7 +374,6 @@ impl Shared {
                     detail: format!("holds the envelope of position {}", event.position),
                 });
             }
-            expected = position + 1;
             events.push(event);
         }
         Ok(events)
@@ -442,17 +453,13 @@ impl Shared {
             });
         }
         let count = events.len() as u64;
-        // The last step before the inserts: from here to the commit, the
-        // counter's row lock orders this append against every other one.
-        let last_position: i64 = tx
-            .query_one(
-                "UPDATE position_counter SET last_position = last_position + $1 \
-                 RETURNING last_position",
-                &[&to_db(count)],
-            )
+        // As late as possible: readers wait for this transaction to end
+        // before they read past its first position.
+        let first_position: i64 = tx
+            .query_one("SELECT take_positions($1)", &[&to_db(count)])
             .map_err(pg_error)?
             .get(0);
-        let first_position = from_db(last_position) - count + 1;
+        let first_position = from_db(first_position);
         let built = chain::build(game, request_id, head, first_position, time_millis, events);
         let positions: Vec<i64> = built.iter().map(|(e, _)| to_db(e.position)).collect();
         let seqs: Vec<i64> = built.iter().map(|(e, _)| to_db(e.seq)).collect();
@@ -467,7 +474,7 @@ impl Shared {
             first_seq: head.last_seq + 1,
             last_seq: head.last_seq + count,
             first_position,
-            last_position: from_db(last_position),
+            last_position: first_position + count - 1,
             time_millis,
         };
         if !request_id.is_none() {
@@ -505,6 +512,17 @@ impl Shared {
         })?;
         Ok(appended)
     }
+}
+
+/// See `safe_position` in the schema: every position up to it is
+/// committed (or never will be), so a read that starts after this call
+/// sees all of them.
+fn safe_position(client: &mut impl postgres::GenericClient) -> Result<u64> {
+    let safe: i64 = client
+        .query_one("SELECT safe_position()", &[])
+        .map_err(pg_error)?
+        .get(0);
+    Ok(from_db(safe))
 }
 
 fn find_request(
@@ -672,15 +690,11 @@ impl EventStore for PgStore {
 
     fn verify_all(&self) -> Result<VerifyReport> {
         blocking(|| {
-            // The global index up to what was committed when the check began:
-            // positions are committed in order, so all of them are visible.
-            let last: i64 = self
-                .shared()
-                .client()?
-                .query_one("SELECT last_position FROM position_counter", &[])
-                .map_err(pg_error)?
-                .get(0);
-            let last = from_db(last);
+            // The global index up to the safe position when the check began.
+            // Positions may have gaps (an append that failed after taking
+            // its positions): the games' chains, not the index, show a
+            // missing event.
+            let last = safe_position(&mut *self.shared().client()?)?;
             let mut report = VerifyReport::default();
             let mut from = 1;
             while from <= last {
@@ -699,11 +713,6 @@ impl EventStore for PgStore {
                 }
                 for row in &rows {
                     let position = from_db(row.get(0));
-                    if position != from {
-                        report
-                            .index_problems
-                            .push((from, format!("no event (the next is at {position})")));
-                    }
                     let (game, seq): (&str, i64) = (row.get(1), row.get(2));
                     let bytes: &[u8] = row.get(3);
                     match crate::envelope::decode(bytes) {

@@ -64,6 +64,57 @@ CREATE TABLE node_heartbeats (
 );
 "#,
     ),
+    (
+        "V3__positions_without_a_global_lock",
+        r#"
+CREATE SEQUENCE event_positions AS BIGINT MINVALUE 1 CACHE 1;
+SELECT setval('event_positions', last_position) FROM position_counter WHERE last_position > 0;
+DROP TABLE position_counter;
+
+-- Takes n consecutive positions for an append and returns the first. The
+-- allocation lock (a session lock held for this call only) makes them
+-- consecutive and makes the allocation and the position lock one step for
+-- safe_position; the position lock (on minus the first position) is held
+-- until the append's transaction ends.
+CREATE FUNCTION take_positions(n BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+    first BIGINT;
+BEGIN
+    PERFORM pg_advisory_lock(7161132245584097282);
+    BEGIN
+        first := nextval('event_positions');
+        IF n > 1 THEN
+            PERFORM setval('event_positions', first + n - 1);
+        END IF;
+        PERFORM pg_advisory_xact_lock(-first);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(7161132245584097282);
+        RAISE;
+    END;
+    PERFORM pg_advisory_unlock(7161132245584097282);
+    RETURN first;
+END $$;
+
+-- The highest position below which every position is committed or will
+-- never be: what was allocated, short of the first position an open
+-- transaction still holds. Read it before (never in) the statement that
+-- reads events, so that statement's snapshot sees every commit it counts.
+CREATE FUNCTION safe_position() RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+    allocated BIGINT;
+    oldest_open BIGINT;
+BEGIN
+    PERFORM pg_advisory_lock(7161132245584097282);
+    SELECT CASE WHEN is_called THEN last_value ELSE 0 END INTO allocated FROM event_positions;
+    PERFORM pg_advisory_unlock(7161132245584097282);
+    SELECT min(-((classid::BIGINT << 32) | objid::BIGINT)) INTO oldest_open
+        FROM pg_locks
+        WHERE locktype = 'advisory' AND objsubid = 1 AND classid::BIGINT >= 2147483648
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
+    RETURN least(allocated, coalesce(oldest_open - 1, allocated));
+END $$;
+"#,
+    ),
 ];
 
 /// Applies the migrations the database lacks, one node at a time.

@@ -90,7 +90,7 @@ impl PgStore {
                 .client()?
                 .query_one(
                     "SELECT (pg_total_relation_size('events') + pg_total_relation_size('games') \
-                     + pg_total_relation_size('requests') + pg_total_relation_size('position_counter') \
+                     + pg_total_relation_size('requests') \
                      + pg_total_relation_size('server_secrets') \
                      + pg_total_relation_size('node_heartbeats'))::bigint",
                     &[],

@@ -1,5 +1,6 @@
 //! What only the PostgreSQL store has to show: commits out of order never
-//! make a reader skip or repeat an event, a retry after a lost connection
+//! make a reader skip or repeat an event, an open transaction holds back
+//! readers but no writer, a retry after a lost connection
 //! gets the first append, several nodes share one database, and unsafe
 //! durability settings are refused.
 
@@ -114,6 +115,73 @@ fn commits_out_of_order_are_seen_once_in_position_order() {
     let report = other_node.verify_all().unwrap();
     assert!(report.is_ok(), "{report:?}");
     assert_eq!(report.events, total as u64);
+}
+
+/// A transaction that took a position and stays open (here an admin
+/// session's, standing for a slow append) holds back no other append, but
+/// no reader reads past its position until it ends; rolled back, it leaves
+/// a gap that readers pass.
+#[test]
+fn an_open_transaction_hides_later_positions_until_it_ends() {
+    let Some((cluster, url)) = pg() else { return };
+    let (store, other_node) = (open(&url), open(&url));
+    let (early, late) = (game("early"), game("late"));
+    store
+        .append(&early, 0, &RequestId::none(), &[event(b"1")])
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while other_node.last_position() < 1 {
+        assert!(Instant::now() < deadline, "the other node never saw position 1");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let mut here = store.subscribe_all();
+    let mut there = other_node.subscribe_all();
+    let mut slow = cluster.admin(&url);
+    let mut open_transaction = slow.transaction().unwrap();
+    let held: i64 = open_transaction
+        .query_one("SELECT take_positions(1)", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(held, 2);
+    // Committed while position 2 is open: acknowledged at once.
+    let appended = store
+        .append(&late, 0, &RequestId::none(), &[event(b"3")])
+        .unwrap();
+    assert_eq!(appended.first_position, 3);
+    std::thread::sleep(Duration::from_millis(600));
+    for node in [&store, &other_node] {
+        let positions: Vec<u64> = node
+            .read_all(1, 100)
+            .unwrap()
+            .iter()
+            .map(|e| e.position)
+            .collect();
+        assert_eq!(positions, [1], "read past an open position");
+        assert!(node.last_position() < 3);
+    }
+    assert!(matches!(here.try_recv(), Err(TryRecvError::Empty)));
+    assert!(matches!(there.try_recv(), Err(TryRecvError::Empty)));
+    open_transaction.rollback().unwrap();
+    for receiver in [&mut here, &mut there] {
+        assert_eq!(receive(receiver, 1)[0].position, 3);
+    }
+    for node in [&store, &other_node] {
+        let positions: Vec<u64> = node
+            .read_all(1, 100)
+            .unwrap()
+            .iter()
+            .map(|e| e.position)
+            .collect();
+        assert_eq!(positions, [1, 3]);
+        assert_eq!(node.last_position(), 3);
+        let report = node.verify_all().unwrap();
+        assert!(report.is_ok(), "a gap is not damage: {report:?}");
+    }
+    // The next append takes the next number: a position is never reused.
+    let next = store
+        .append(&early, 1, &RequestId::none(), &[event(b"4")])
+        .unwrap();
+    assert_eq!(next.first_position, 4);
 }
 
 /// The connections drop (every backend of the database terminated) after
