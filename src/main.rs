@@ -138,6 +138,12 @@ struct ServeArgs {
     /// commit it acknowledged could be lost in a crash).
     #[arg(long, env = "CARCASSONNE_ACCEPT_UNSAFE_DURABILITY", requires = "store")]
     accept_unsafe_durability: bool,
+    /// With `--store`: the most connections this node opens to PostgreSQL
+    /// (one more follows the other nodes). The database's
+    /// `max_connections` must allow this many for every node.
+    #[arg(long, env = "CARCASSONNE_STORE_CONNECTIONS", default_value_t = 16, requires = "store",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    store_connections: u32,
     /// Keep the server's signing key in this file (made at the first start
     /// if missing), instead of `server.key` in --data or, with --store, in
     /// the database (where every node finds it).
@@ -220,6 +226,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 } else {
                     carcassonne_store::Durability::Flush
                 },
+                postgres_connections: args.store_connections,
                 ..carcassonne_store::StoreConfig::default()
             },
             ..ServerConfig::default()

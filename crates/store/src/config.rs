@@ -66,6 +66,11 @@ pub struct StoreConfig {
     /// so it never meets a full disk, and reads keep working. Opening a
     /// store needs this much free besides the log.
     pub reserve_bytes: u64,
+    /// PostgreSQL only: the most connections the store's pool holds (its
+    /// follower takes one more). Appends in flight beyond it wait for a
+    /// connection; the database's `max_connections` must allow this many
+    /// for every node.
+    pub postgres_connections: u32,
 }
 
 impl Default for StoreConfig {
@@ -79,6 +84,7 @@ impl Default for StoreConfig {
             compression: false,
             log_capacity_bytes: DEFAULT_LOG_CAPACITY_BYTES,
             reserve_bytes: DEFAULT_RESERVE_BYTES,
+            postgres_connections: 16,
         }
     }
 }
@@ -108,6 +114,7 @@ impl fmt::Debug for StoreConfig {
             .field("game_cache_capacity", &self.game_cache_capacity)
             .field("compression", &self.compression)
             .field("log_capacity_bytes", &self.log_capacity_bytes)
+            .field("postgres_connections", &self.postgres_connections)
             .field("reserve_bytes", &self.reserve_bytes)
             .finish_non_exhaustive()
     }

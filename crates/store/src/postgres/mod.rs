@@ -77,8 +77,11 @@
 //!
 //! # Subscriptions across nodes
 //!
-//! Every append calls `pg_notify('carcassonne_events', …)` in its
-//! transaction; PostgreSQL delivers it at commit, to every node. Each
+//! Every append, once committed, calls `pg_notify('carcassonne_events',
+//! …)` in a transaction of its own (committing a transaction that notifies
+//! holds a database-wide lock until its commit is flushed: inside the
+//! append it would serialise all appends; alone, with `synchronous_commit`
+//! off for it, it flushes nothing). PostgreSQL delivers it to every node. Each
 //! store runs a follower thread with its own connection that `LISTEN`s,
 //! and on a notification (or every 250 ms, in case one was missed across a
 //! reconnect) reads from the last position it published up to the safe
@@ -115,12 +118,14 @@ mod server_state;
 pub use import::ImportReport;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
 use postgres::config::TargetSessionAttrs;
 use postgres::fallible_iterator::FallibleIterator;
+use postgres::types::Type;
 use postgres::{Config, NoTls};
 use r2d2_postgres::PostgresConnectionManager;
 
@@ -148,7 +153,8 @@ type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 pub struct PgStore {
     /// Always there but in `drop`, which hands it to a plain thread.
     shared: Option<Arc<Shared>>,
-    follower: Option<JoinHandle<()>>,
+    /// The notifier and the follower.
+    threads: Vec<JoinHandle<()>>,
 }
 
 struct Shared {
@@ -158,6 +164,9 @@ struct Shared {
     /// The last position published to the hub; the mutex is the one
     /// publishing cursor.
     published: Mutex<u64>,
+    /// Asks the notifier thread to notify the other nodes; holds at most
+    /// one request, which covers every append committed before it is taken.
+    notify: SyncSender<()>,
     /// The same, readable without the lock.
     last_published: AtomicU64,
     stop: AtomicBool,
@@ -191,8 +200,9 @@ impl PgStore {
     /// Connects to the database at `url` (a libpq connection string or URL,
     /// several hosts allowed), applies the schema's migrations, checks the
     /// server's durability settings and starts following other nodes'
-    /// appends. Only `config.durability`, `config.clock` and
-    /// `config.subscription_capacity` apply here.
+    /// appends. Only `config.durability`, `config.clock`,
+    /// `config.subscription_capacity` and `config.postgres_connections`
+    /// apply here.
     pub fn open(url: &str, config: StoreConfig) -> Result<PgStore> {
         blocking(|| PgStore::open_here(url, config))
     }
@@ -212,19 +222,27 @@ impl PgStore {
         drop(client);
         let manager = PostgresConnectionManager::new(pg_config.clone(), NoTls);
         let pool = r2d2::Pool::builder()
-            .max_size(16)
+            .max_size(config.postgres_connections.max(1))
             .min_idle(Some(1))
             .connection_timeout(Duration::from_secs(10))
             .build(manager)
             .map_err(|error| StoreError::Unavailable(format!("PostgreSQL pool: {error}")))?;
+        let (notify, requests) = sync_channel(1);
         let shared = Arc::new(Shared {
             pool,
             clock: config.clock.clone(),
             hub: Hub::new(config.subscription_capacity),
             published: Mutex::new(start),
+            notify,
             last_published: AtomicU64::new(start),
             stop: AtomicBool::new(false),
         });
+        let notifier = {
+            let (shared, pg_config) = (Arc::clone(&shared), pg_config.clone());
+            std::thread::Builder::new()
+                .name("pg-notifier".into())
+                .spawn(move || notify_other_nodes(&shared, &pg_config, &requests))?
+        };
         let follower = {
             let shared = Arc::clone(&shared);
             std::thread::Builder::new()
@@ -233,7 +251,7 @@ impl PgStore {
         };
         Ok(PgStore {
             shared: Some(shared),
-            follower: Some(follower),
+            threads: vec![notifier, follower],
         })
     }
 }
@@ -266,11 +284,37 @@ impl Drop for PgStore {
     fn drop(&mut self) {
         let Some(shared) = self.shared.take() else { return };
         shared.stop.store(true, Ordering::SeqCst);
-        if let Some(follower) = self.follower.take() {
-            let _ = follower.join();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
         }
         // Closing the pool's connections blocks in the driver.
         blocking(move || drop(shared));
+    }
+}
+
+/// The notifier thread: tells every node's follower (this one's too) that
+/// events were committed, one notification for all the appends committed
+/// since the last. Not in the appends' transactions: committing a
+/// transaction that notifies takes a database-wide lock until its commit
+/// is flushed, which would put every append in line behind one another.
+/// Its own transactions need no flush (a lost notification only delays
+/// the followers until they poll).
+fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>) {
+    let mut client = None;
+    while !shared.stop.load(Ordering::SeqCst) {
+        match requests.recv_timeout(FOLLOW_INTERVAL) {
+            Ok(()) => {}
+            Err(RecvTimeoutError::Timeout) => continue,
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if client.as_ref().is_none_or(postgres::Client::is_closed) {
+            client = config.connect(NoTls).ok();
+        }
+        if let Some(connected) = client.as_mut() {
+            let _ = connected.batch_execute(&format!(
+                "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY {CHANNEL}; COMMIT"
+            ));
+        }
     }
 }
 
@@ -289,17 +333,19 @@ fn follow(shared: &Shared, config: &Config) {
             continue;
         }
         // What was committed before the LISTEN took effect.
-        let _ = shared.publish_up_to(None);
+        let _ = shared.catch_up(&mut client);
         while !shared.stop.load(Ordering::SeqCst) && !client.is_closed() {
-            let mut notifications = client.notifications();
-            let woken = notifications.timeout_iter(FOLLOW_INTERVAL).next();
-            if woken.is_err() {
-                break;
+            {
+                let mut notifications = client.notifications();
+                let woken = notifications.timeout_iter(FOLLOW_INTERVAL).next();
+                if woken.is_err() {
+                    break;
+                }
+                // Drain what else arrived: one read serves them all.
+                let mut pending = notifications.iter();
+                while let Ok(Some(_)) = pending.next() {}
             }
-            // Drain what else arrived: one read serves them all.
-            let mut pending = notifications.iter();
-            while let Ok(Some(_)) = pending.next() {}
-            let _ = shared.publish_up_to(None);
+            let _ = shared.catch_up(&mut client);
         }
     }
 }
@@ -311,72 +357,73 @@ impl Shared {
             .map_err(|error| StoreError::Unavailable(format!("PostgreSQL pool: {error}")))
     }
 
-    /// Publishes committed events in position order from the cursor on, up
-    /// to the safe position (or only until `target`, if it is reached
-    /// first): each event once, none before a smaller position.
-    fn publish_up_to(&self, target: Option<u64>) -> Result<()> {
-        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
-        if target.is_some_and(|target| *published >= target) {
-            return Ok(());
-        }
-        let safe = safe_position(&mut *self.client()?)?;
-        while *published < safe {
-            let events = self.read_range(*published + 1, safe, 1000)?;
+    /// The follower's read, the only one that publishes from the database:
+    /// every event committed after the cursor up to the safe position, read
+    /// without holding the cursor (appends publish meanwhile), then
+    /// published from where the cursor is by then.
+    fn catch_up(&self, client: &mut impl postgres::GenericClient) -> Result<()> {
+        let safe = safe_position(client)?;
+        loop {
+            let from = self.last_published.load(Ordering::SeqCst) + 1;
+            if from > safe {
+                return Ok(());
+            }
+            let events = read_range(client, from, safe, 1000)?;
             // Past the last event read, or, with none left, up to `safe`:
             // the positions in between were never committed (gaps).
             let reached = match events.last() {
                 Some(last) if events.len() == 1000 => last.position,
                 _ => safe,
             };
+            self.advance(events, reached);
+        }
+    }
+
+    /// Publishes `events`, all those committed up to `reached` from some
+    /// position at or below the cursor on, except those the cursor passed.
+    fn advance(&self, events: Vec<StoredEvent>, reached: u64) {
+        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
+        let fresh: Vec<Arc<StoredEvent>> = events
+            .into_iter()
+            .filter(|event| event.position > *published)
+            .map(Arc::new)
+            .collect();
+        if !fresh.is_empty() {
+            self.hub.publish(fresh);
+        }
+        if reached > *published {
             *published = reached;
-            if !events.is_empty() {
-                self.hub
-                    .publish(events.into_iter().map(Arc::new).collect::<Vec<_>>());
-            }
             self.last_published.store(reached, Ordering::SeqCst);
         }
-        Ok(())
+    }
+
+    /// After an append through this node committed: when every position
+    /// before it is published, its events are published at once, from
+    /// memory, so that this node's subscribers have them before the caller
+    /// hears of it. Otherwise the follower publishes them after the smaller
+    /// positions, once it has read those (woken by the append's
+    /// notification); waiting for it here would hold the append back for
+    /// other games' transactions.
+    fn publish_own(&self, events: Vec<StoredEvent>) {
+        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+            return;
+        };
+        let (first, last) = (first.position, last.position);
+        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
+        if *published + 1 == first {
+            self.hub
+                .publish(events.into_iter().map(Arc::new).collect::<Vec<_>>());
+            *published = last;
+            self.last_published.store(last, Ordering::SeqCst);
+        }
     }
 
     /// Up to `limit` events from `from_position` on that are safe to read:
     /// none is behind a position whose transaction is still open.
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let safe = safe_position(&mut *self.client()?)?;
-        self.read_range(from_position, safe, limit)
-    }
-
-    /// Up to `limit` events with positions from `from_position` to `to_position`.
-    fn read_range(&self, from_position: u64, to_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
-        let from = from_position.max(1);
-        let limit = limit.min(MAX_READ_LIMIT);
-        if limit == 0 || from > to_position {
-            return Ok(Vec::new());
-        }
-        let rows = self
-            .client()?
-            .query(
-                "SELECT global_position, game, seq, envelope FROM events \
-                 WHERE global_position >= $1 AND global_position <= $2 \
-                 ORDER BY global_position LIMIT $3",
-                &[&to_db(from), &to_db(to_position), &to_db(limit as u64)],
-            )
-            .map_err(pg_error)?;
-        let mut events = Vec::with_capacity(rows.len());
-        for row in rows {
-            let position = from_db(row.get(0));
-            let game: &str = row.get(1);
-            let seq = from_db(row.get(2));
-            let bytes: &[u8] = row.get(3);
-            let event = ChainCheck::new(game, seq).next(seq, bytes)?;
-            if event.position != position {
-                return Err(StoreError::CorruptIndex {
-                    position,
-                    detail: format!("holds the envelope of position {}", event.position),
-                });
-            }
-            events.push(event);
-        }
-        Ok(events)
+        let mut client = self.client()?;
+        let safe = safe_position(&mut *client)?;
+        read_range(&mut *client, from_position, safe, limit)
     }
 
     fn read_stream(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -412,62 +459,69 @@ impl Shared {
         request_id: &RequestId,
         time_millis: u64,
         events: &[NewEvent],
-    ) -> Result<Appended> {
+    ) -> Result<(Appended, Vec<StoredEvent>)> {
+        let count = events.len() as u64;
         let mut client = self.client()?;
         let mut tx = client.transaction().map_err(pg_error)?;
-        if expected_seq == 0 {
-            tx.execute(
-                "INSERT INTO games (game, last_seq, last_hash, created_millis) \
-                 VALUES ($1, 0, $2, $3) ON CONFLICT (game) DO NOTHING",
-                &[&game.as_str(), &&Hash::ZERO.0[..], &to_db(time_millis)],
+        // Typed statements: one round trip each, nothing prepared.
+        let row = tx
+            .query_typed_one(
+                "SELECT * FROM begin_append($1, $2, $3, $4, $5)",
+                &[
+                    (&game.as_str(), Type::TEXT),
+                    (&to_db(expected_seq), Type::INT8),
+                    (&request_id.as_str(), Type::TEXT),
+                    (&to_db(count), Type::INT8),
+                    (&to_db(time_millis), Type::INT8),
+                ],
             )
             .map_err(pg_error)?;
-        }
-        let head = match tx
-            .query_opt(
-                "SELECT last_seq, last_hash FROM games WHERE game = $1 FOR UPDATE",
-                &[&game.as_str()],
-            )
-            .map_err(pg_error)?
-        {
-            None => Head::EMPTY,
-            Some(row) => {
-                let last_seq = from_db(row.get(0));
-                let hash: &[u8] = row.get(1);
-                let last_hash = Hash(hash.try_into().map_err(|_| {
-                    StoreError::corrupt(game.as_str(), last_seq, "the game's head hash is not 32 bytes")
-                })?);
-                Head { last_seq, last_hash }
+        let outcome: &str = row.get("outcome");
+        let seq_to = from_db(row.get("seq_to"));
+        match outcome {
+            "repeat" => {
+                let original = Appended {
+                    first_seq: from_db(row.get("seq_from")),
+                    last_seq: seq_to,
+                    first_position: from_db(row.get("position_from")),
+                    last_position: from_db(row.get("position_to")),
+                    time_millis: from_db(row.get("at_millis")),
+                };
+                return Ok((original, Vec::new()));
             }
+            "conflict" => {
+                return Err(StoreError::Conflict {
+                    game: game.to_string(),
+                    expected: expected_seq,
+                    actual: seq_to,
+                });
+            }
+            _ => {}
+        }
+        let head_hash: &[u8] = row.get("head_hash");
+        let head = Head {
+            last_seq: seq_to,
+            last_hash: Hash(head_hash.try_into().map_err(|_| {
+                StoreError::corrupt(game.as_str(), seq_to, "the game's head hash is not 32 bytes")
+            })?),
         };
-        if !request_id.is_none()
-            && let Some(original) = find_request(&mut tx, game, request_id)?
-        {
-            return Ok(original);
-        }
-        if head.last_seq != expected_seq {
-            return Err(StoreError::Conflict {
-                game: game.to_string(),
-                expected: expected_seq,
-                actual: head.last_seq,
-            });
-        }
-        let count = events.len() as u64;
-        // As late as possible: readers wait for this transaction to end
-        // before they read past its first position.
-        let first_position: i64 = tx
-            .query_one("SELECT take_positions($1)", &[&to_db(count)])
-            .map_err(pg_error)?
-            .get(0);
-        let first_position = from_db(first_position);
+        let first_position = from_db(row.get("position_from"));
         let built = chain::build(game, request_id, head, first_position, time_millis, events);
         let positions: Vec<i64> = built.iter().map(|(e, _)| to_db(e.position)).collect();
         let seqs: Vec<i64> = built.iter().map(|(e, _)| to_db(e.seq)).collect();
         let envelopes: Vec<&[u8]> = built.iter().map(|(_, bytes)| bytes.as_slice()).collect();
-        tx.execute(
-            "INSERT INTO events (global_position, game, seq, envelope) \
-             SELECT p, $2, s, e FROM unnest($1::bigint[], $3::bigint[], $4::bytea[]) AS t(p, s, e)",
-            &[&positions, &game.as_str(), &seqs, &envelopes],
+        let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
+        tx.execute_typed(
+            "SELECT finish_append($1, $2, $3, $4, $5, $6, $7)",
+            &[
+                (&game.as_str(), Type::TEXT),
+                (&positions, Type::INT8_ARRAY),
+                (&seqs, Type::INT8_ARRAY),
+                (&envelopes, Type::BYTEA_ARRAY),
+                (&request_id.as_str(), Type::TEXT),
+                (&to_db(time_millis), Type::INT8),
+                (&&last_hash.0[..], Type::BYTEA),
+            ],
         )
         .map_err(pg_error)?;
         let appended = Appended {
@@ -477,41 +531,58 @@ impl Shared {
             last_position: first_position + count - 1,
             time_millis,
         };
-        if !request_id.is_none() {
-            tx.execute(
-                "INSERT INTO requests (game, request_id, first_seq, last_seq, \
-                 first_position, last_position, time_millis) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-                &[
-                    &game.as_str(),
-                    &request_id.as_str(),
-                    &to_db(appended.first_seq),
-                    &to_db(appended.last_seq),
-                    &to_db(appended.first_position),
-                    &to_db(appended.last_position),
-                    &to_db(time_millis),
-                ],
-            )
-            .map_err(pg_error)?;
-        }
-        let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
-        tx.execute(
-            "UPDATE games SET last_seq = $2, last_hash = $3 WHERE game = $1",
-            &[&game.as_str(), &to_db(appended.last_seq), &&last_hash.0[..]],
-        )
-        .map_err(pg_error)?;
-        tx.execute(
-            "SELECT pg_notify($1, $2)",
-            &[&CHANNEL, &appended.last_position.to_string()],
-        )
-        .map_err(pg_error)?;
         tx.commit().map_err(|error| match pg_error(error) {
             StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
                 "{detail} (the commit's outcome is unknown: retry with the same request id)"
             )),
             other => other,
         })?;
-        Ok(appended)
+        // A request already waiting covers this commit too.
+        let _ = self.notify.try_send(());
+        Ok((appended, built.into_iter().map(|(event, _)| event).collect()))
     }
+}
+
+/// Up to `limit` events with positions from `from_position` to `to_position`.
+fn read_range(
+    client: &mut impl postgres::GenericClient,
+    from_position: u64,
+    to_position: u64,
+    limit: usize,
+) -> Result<Vec<StoredEvent>> {
+    let from = from_position.max(1);
+    let limit = limit.min(MAX_READ_LIMIT);
+    if limit == 0 || from > to_position {
+        return Ok(Vec::new());
+    }
+    let rows = client
+        .query_typed(
+            "SELECT global_position, game, seq, envelope FROM events \
+             WHERE global_position >= $1 AND global_position <= $2 \
+             ORDER BY global_position LIMIT $3",
+            &[
+                (&to_db(from), Type::INT8),
+                (&to_db(to_position), Type::INT8),
+                (&to_db(limit as u64), Type::INT8),
+            ],
+        )
+        .map_err(pg_error)?;
+    let mut events = Vec::with_capacity(rows.len());
+    for row in rows {
+        let position = from_db(row.get(0));
+        let game: &str = row.get(1);
+        let seq = from_db(row.get(2));
+        let bytes: &[u8] = row.get(3);
+        let event = ChainCheck::new(game, seq).next(seq, bytes)?;
+        if event.position != position {
+            return Err(StoreError::CorruptIndex {
+                position,
+                detail: format!("holds the envelope of position {}", event.position),
+            });
+        }
+        events.push(event);
+    }
+    Ok(events)
 }
 
 /// See `safe_position` in the schema: every position up to it is
@@ -519,7 +590,7 @@ impl Shared {
 /// sees all of them.
 fn safe_position(client: &mut impl postgres::GenericClient) -> Result<u64> {
     let safe: i64 = client
-        .query_one("SELECT safe_position()", &[])
+        .query_typed_one("SELECT safe_position()", &[])
         .map_err(pg_error)?
         .get(0);
     Ok(from_db(safe))
@@ -569,12 +640,10 @@ impl EventStore for PgStore {
     ) -> Result<Written> {
         blocking(|| {
             chain::check_batch(game, request_id, events)?;
-            let appended = self
-                .shared()
-                .append(game, expected_seq, request_id, time_millis, events)?;
-            // Committed: this node's subscribers get it before the caller hears
-            // of it. Should the read fail, the follower publishes it later.
-            let _ = self.shared().publish_up_to(Some(appended.last_position));
+            let (appended, events) =
+                self.shared()
+                    .append(game, expected_seq, request_id, time_millis, events)?;
+            self.shared().publish_own(events);
             Ok(Written::durable(appended))
         })
     }

@@ -113,6 +113,69 @@ BEGIN
           AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
     RETURN least(allocated, coalesce(oldest_open - 1, allocated));
 END $$;
+
+-- An append in two calls (two round trips), the envelopes being built in
+-- between from the head and the positions. The first locks the game's
+-- head (creating its row for a new game, so that two creators meet on
+-- it), answers a request id already stored ('repeat'), checks the
+-- expected version ('conflict': seq_to is the actual one) and takes the
+-- positions ('append': seq_to and head_hash are the head).
+CREATE FUNCTION begin_append(
+    p_game TEXT, p_expected BIGINT, p_request TEXT, p_count BIGINT, p_time BIGINT,
+    OUT outcome TEXT, OUT seq_from BIGINT, OUT seq_to BIGINT, OUT position_from BIGINT,
+    OUT position_to BIGINT, OUT at_millis BIGINT, OUT head_hash BYTEA
+) LANGUAGE plpgsql AS $$
+DECLARE
+    head games%ROWTYPE;
+    original requests%ROWTYPE;
+BEGIN
+    IF p_expected = 0 THEN
+        INSERT INTO games (game, last_seq, last_hash, created_millis)
+            VALUES (p_game, 0, decode(repeat('00', 32), 'hex'), p_time)
+            ON CONFLICT (game) DO NOTHING;
+    END IF;
+    SELECT * INTO head FROM games WHERE game = p_game FOR UPDATE;
+    seq_to := coalesce(head.last_seq, 0);
+    head_hash := coalesce(head.last_hash, decode(repeat('00', 32), 'hex'));
+    IF p_request <> '' THEN
+        SELECT * INTO original FROM requests WHERE game = p_game AND request_id = p_request;
+        IF FOUND THEN
+            outcome := 'repeat';
+            seq_from := original.first_seq;
+            seq_to := original.last_seq;
+            position_from := original.first_position;
+            position_to := original.last_position;
+            at_millis := original.time_millis;
+            RETURN;
+        END IF;
+    END IF;
+    IF seq_to <> p_expected THEN
+        outcome := 'conflict';
+        RETURN;
+    END IF;
+    -- As late as possible: readers wait for this transaction to end before
+    -- they read past its first position.
+    position_from := take_positions(p_count);
+    position_to := position_from + p_count - 1;
+    outcome := 'append';
+END $$;
+
+-- The second: the events, the request id's answer and the new head.
+CREATE FUNCTION finish_append(
+    p_game TEXT, p_positions BIGINT[], p_seqs BIGINT[], p_envelopes BYTEA[],
+    p_request TEXT, p_time BIGINT, p_last_hash BYTEA
+) RETURNS VOID LANGUAGE plpgsql AS $$
+DECLARE
+    n INT := cardinality(p_seqs);
+BEGIN
+    INSERT INTO events (global_position, game, seq, envelope)
+        SELECT p, p_game, s, e FROM unnest(p_positions, p_seqs, p_envelopes) AS t(p, s, e);
+    IF p_request <> '' THEN
+        INSERT INTO requests (game, request_id, first_seq, last_seq, first_position, last_position, time_millis)
+            VALUES (p_game, p_request, p_seqs[1], p_seqs[n], p_positions[1], p_positions[n], p_time);
+    END IF;
+    UPDATE games SET last_seq = p_seqs[n], last_hash = p_last_hash WHERE game = p_game;
+END $$;
 "#,
     ),
 ];
