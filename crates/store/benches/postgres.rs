@@ -141,8 +141,8 @@ fn sample_waits(seconds: f64) -> Vec<(u32, String)> {
     while Instant::now() < end {
         let rows = client
             .query(
-                "SELECT concat_ws(' ', wait_event_type, wait_event, '|', left(query, 40)) \
-                 FROM pg_stat_activity WHERE state = 'active' AND pid <> pg_backend_pid()",
+                "SELECT concat_ws(' ', state, wait_event_type, wait_event, '|', left(query, 40)) \
+                 FROM pg_stat_activity WHERE backend_type = 'client backend' AND state <> 'idle' AND pid <> pg_backend_pid()",
                 &[],
             )
             .unwrap();
