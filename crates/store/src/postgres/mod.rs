@@ -310,10 +310,15 @@ fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>)
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
             client = config.connect(NoTls).ok();
         }
-        if let Some(connected) = client.as_mut() {
-            let _ = connected.batch_execute(&format!(
+        let sent = client.as_mut().map(|connected| {
+            connected.batch_execute(&format!(
                 "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY {CHANNEL}; COMMIT"
-            ));
+            ))
+        });
+        if let Some(Err(_)) = sent {
+            // A session that can no longer notify (a former primary, now a
+            // standby, refuses): the next request connects again.
+            client = None;
         }
     }
 }
