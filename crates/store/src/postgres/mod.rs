@@ -114,6 +114,8 @@
 mod import;
 mod schema;
 mod server_state;
+#[cfg(test)]
+mod tests;
 
 pub use import::ImportReport;
 

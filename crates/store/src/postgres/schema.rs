@@ -182,6 +182,12 @@ END $$;
 
 /// Applies the migrations the database lacks, one node at a time.
 pub(super) fn migrate(client: &mut Client) -> Result<()> {
+    migrate_to(client, None)
+}
+
+/// [`migrate`] up to `version` only (all with `None`): how a test makes
+/// the schema an older release left.
+pub(super) fn migrate_to(client: &mut Client, version: Option<u32>) -> Result<()> {
     let migrations = MIGRATIONS
         .iter()
         .map(|(name, sql)| refinery::Migration::unapplied(name, sql))
@@ -193,6 +199,9 @@ pub(super) fn migrate(client: &mut Client) -> Result<()> {
     let mut runner = refinery::Runner::new(&migrations)
         .set_abort_divergent(true)
         .set_abort_missing(true);
+    if let Some(version) = version {
+        runner = runner.set_target(refinery::Target::Version(version));
+    }
     runner.set_migration_table_name(HISTORY_TABLE);
     let ran = runner.run(client);
     let unlocked = client.execute("SELECT pg_advisory_unlock($1)", &[&MIGRATION_LOCK]);
