@@ -11,9 +11,12 @@
 //! player sits in. Acts carry request ids named by the seat and the
 //! version, retried as they are after UNAVAILABLE, so a decision is stored
 //! at most once; a lost stream is reopened after its last version (or
-//! position).
+//! position). `--log FILE` appends a line for every action the server
+//! acknowledged, so that a test can check afterwards that each one is
+//! still stored (tests/failover/run.sh, across a database failover).
 
 use std::collections::HashMap;
+use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
 
@@ -56,6 +59,13 @@ pub struct BotArgs {
     /// clock is short).
     #[arg(long, default_value_t = 1_000)]
     budget_ms: u64,
+    /// Append one JSON line to FILE for every action the server
+    /// acknowledged, once the answer is in: `game`, `seat`, `request_id`,
+    /// `acted_on` (the version acted on), `version` (the game's version
+    /// after the action) and `time_ms` (when the action's event, version
+    /// `acted_on + 1`, was stored). Written before the next action.
+    #[arg(long, value_name = "FILE")]
+    log: Option<std::path::PathBuf>,
 }
 
 fn parse_level(name: &str) -> Result<Level, String> {
@@ -73,11 +83,22 @@ pub fn bot(args: &BotArgs) -> anyhow::Result<ExitCode> {
         .context("starting the runtime")?;
     runtime.block_on(async {
         let channel = connect(&args.addr).await?;
+        let log = match &args.log {
+            Some(path) => Some(
+                std::fs::OpenOptions::new()
+                    .create(true)
+                    .append(true)
+                    .open(path)
+                    .with_context(|| format!("opening the log {}", path.display()))?,
+            ),
+            None => None,
+        };
         let mut player = Player {
             games: GameServiceClient::new(channel.clone()),
             watch: WatchServiceClient::new(channel.clone()),
             level: args.level,
             budget: Duration::from_millis(args.budget_ms),
+            log,
         };
         match (&args.key, &args.game, args.seat, &args.token) {
             (Some(key), None, None, None) => {
@@ -141,6 +162,8 @@ struct Player {
     watch: WatchServiceClient<Channel>,
     level: Level,
     budget: Duration,
+    /// `--log`: where acknowledged actions are written.
+    log: Option<std::fs::File>,
 }
 
 impl Player {
@@ -375,9 +398,14 @@ impl Player {
         let mut failures = 0;
         loop {
             match self.games.act(request(act.clone(), token)?).await {
-                Ok(_) => return Ok(()),
+                Ok(answer) => return self.log_acknowledged(&act, seat, answer.get_ref()),
                 Err(status) if transient(&status) && failures < MAX_FAILURES => {
                     failures += 1;
+                    eprintln!(
+                        "{name}: act at version {}: {} (trying again)",
+                        table.version,
+                        status.message()
+                    );
                     pause(failures).await;
                 }
                 Err(status) if transient(&status) => return Err(status),
@@ -387,6 +415,33 @@ impl Player {
                 }
             }
         }
+    }
+
+    /// Writes the `--log` line of an acknowledged action, in one write to
+    /// a file opened for appending, so that bots may share a file.
+    fn log_acknowledged(
+        &mut self,
+        act: &proto::ActRequest,
+        seat: Seat,
+        answer: &proto::ActResponse,
+    ) -> Result<(), Status> {
+        let Some(log) = self.log.as_mut() else {
+            return Ok(());
+        };
+        let own = answer
+            .events
+            .iter()
+            .find(|e| e.version == act.expected_version + 1);
+        let line = serde_json::json!({
+            "game": act.name,
+            "seat": seat.0,
+            "request_id": act.request_id,
+            "acted_on": act.expected_version,
+            "version": answer.version,
+            "time_ms": own.map(|e| e.time_ms),
+        });
+        log.write_all(format!("{line}\n").as_bytes())
+            .map_err(|e| Status::internal(format!("writing the log: {e}")))
     }
 }
 

@@ -71,6 +71,8 @@ async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end()
     let name = created.game.unwrap().name;
     let token = &created.tokens[0];
     assert_eq!(token.seat, 1);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("acknowledged.jsonl");
     let mut bot = spawn_bot(
         &server.url(),
         &[
@@ -82,6 +84,8 @@ async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end()
             "1",
             "--token",
             &token.token,
+            "--log",
+            log.to_str().unwrap(),
         ],
     );
     let status = exit_within(&mut bot, Duration::from_secs(240)).await;
@@ -95,8 +99,29 @@ async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end()
         proto::EndReason::Normal as i32,
         "{stderr}"
     );
-    assert!(decisions_of(&server, &name, 1).await > 20);
+    let decisions = decisions_of(&server, &name, 1).await;
+    assert!(decisions > 20);
     assert!(!stderr.contains("refused"), "every action taken: {stderr}");
+    // --log: a line per decision, each naming the event stored for it.
+    let mut watcher = server.watcher().await;
+    let steps = replay(&mut watcher, replay_request(&name, Some(1), None)).await;
+    let lines = std::fs::read_to_string(&log).unwrap();
+    assert_eq!(lines.lines().count(), decisions, "{lines}");
+    for line in lines.lines() {
+        let logged: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(logged["game"], name.as_str());
+        assert_eq!(logged["seat"], 1);
+        let acted_on = logged["acted_on"].as_i64().unwrap();
+        assert_eq!(logged["request_id"], format!("bot-1-{acted_on}").as_str());
+        assert!(logged["version"].as_i64().unwrap() > acted_on);
+        let stored = steps
+            .iter()
+            .filter_map(|step| step.event.as_ref())
+            .find(|event| event.version == acted_on + 1)
+            .unwrap();
+        assert_eq!(stored.seat, Some(1), "{line}");
+        assert_eq!(logged["time_ms"].as_i64(), Some(stored.time_ms), "{line}");
+    }
     server.stop().await;
 }
 
