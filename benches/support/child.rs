@@ -1,5 +1,6 @@
 //! The server binary as a child process, for what only a process of its
-//! own measures: its memory and its CPU time.
+//! own measures (its memory and its CPU time), and for several server
+//! nodes on one PostgreSQL database.
 
 use std::io::BufRead as _;
 use std::net::SocketAddr;
@@ -10,17 +11,27 @@ use std::time::Duration;
 pub struct ChildServer {
     child: Child,
     pub addr: SocketAddr,
-    _dir: tempfile::TempDir,
+    args: Vec<String>,
+    dir: tempfile::TempDir,
 }
 
 impl ChildServer {
+    /// `serve` on the sled store in a temporary directory.
     pub fn start() -> ChildServer {
+        ChildServer::start_with(&[])
+    }
+
+    /// `serve` with `args` besides its address and data directory:
+    /// `["--store", url]` makes it a node on that PostgreSQL database.
+    pub fn start_with(args: &[&str]) -> ChildServer {
         let dir = tempfile::tempdir().unwrap();
-        let (child, addr) = spawn(&dir);
+        let args: Vec<String> = args.iter().map(|&arg| arg.to_owned()).collect();
+        let (child, addr) = spawn(&dir, &args);
         ChildServer {
             child,
             addr,
-            _dir: dir,
+            args,
+            dir,
         }
     }
 
@@ -31,7 +42,7 @@ impl ChildServer {
         let _ = self.child.kill();
         let _ = self.child.wait();
         let started = std::time::Instant::now();
-        let (child, addr) = spawn(&self._dir);
+        let (child, addr) = spawn(&self.dir, &self.args);
         let took = started.elapsed();
         (self.child, self.addr) = (child, addr);
         took
@@ -54,14 +65,11 @@ impl ChildServer {
     /// The CPU time the process has used, user and system, in
     /// milliseconds (`/proc/<pid>/stat`, in clock ticks).
     pub fn cpu_millis(&self) -> f64 {
-        let stat = std::fs::read_to_string(format!("/proc/{}/stat", self.child.id())).unwrap();
-        // The command name may hold spaces: the fields that follow come
-        // after its closing parenthesis.
-        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
+        let fields = stat_fields(self.child.id()).unwrap();
         // utime and stime are the 14th and 15th fields of the line, the
         // 12th and 13th after the name.
         let ticks: u64 = fields[11].parse::<u64>().unwrap() + fields[12].parse::<u64>().unwrap();
-        ticks as f64 * 1000.0 / clock_ticks_per_second()
+        ticks_millis(ticks)
     }
 
     /// VmRSS once it has stopped moving (the server's tasks have settled).
@@ -86,6 +94,22 @@ impl Drop for ChildServer {
     }
 }
 
+/// The fields of `/proc/<pid>/stat` after the command name (the first
+/// is the state, field 3 of proc(5)); `None` once the process is gone.
+pub fn stat_fields(pid: u32) -> Option<Vec<String>> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces: the fields that follow come after
+    // its closing parenthesis.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    Some(rest.split(' ').map(str::to_owned).collect())
+}
+
+/// Clock ticks (of `/proc`) as milliseconds.
+pub fn ticks_millis(ticks: u64) -> f64 {
+    static PER_SECOND: std::sync::OnceLock<f64> = std::sync::OnceLock::new();
+    ticks as f64 * 1000.0 / *PER_SECOND.get_or_init(clock_ticks_per_second)
+}
+
 /// The kernel's clock ticks per second, as `getconf CLK_TCK` says (100 on
 /// every usual Linux).
 fn clock_ticks_per_second() -> f64 {
@@ -98,16 +122,32 @@ fn clock_ticks_per_second() -> f64 {
         .unwrap_or(100.0)
 }
 
-/// `carcassonne serve` on `dir`'s data directory and a free port; returns
-/// once it says where it listens.
-fn spawn(dir: &tempfile::TempDir) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_carcassonne"))
+/// `carcassonne serve` on `dir`'s data directory, a free port and `args`;
+/// returns once it says where it listens. Its log goes to `server.log`
+/// in `dir`.
+fn spawn(dir: &tempfile::TempDir, args: &[String]) -> (Child, SocketAddr) {
+    let log_path = dir.path().join("server.log");
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&log_path)
+        .unwrap();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_carcassonne"));
+    // The server's defaults, not the caller's settings: an exported
+    // CARCASSONNE_STORE would put the sled baseline on PostgreSQL.
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("CARCASSONNE_") {
+            command.env_remove(name);
+        }
+    }
+    let mut child = command
         .args(["serve", "--addr", "127.0.0.1:0", "--data"])
         .arg(dir.path().join("data"))
+        .args(args)
         .env("RUST_LOG", "warn")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let mut line = String::new();
@@ -117,7 +157,12 @@ fn spawn(dir: &tempfile::TempDir) -> (Child, SocketAddr) {
     let addr = line
         .trim()
         .strip_prefix("listening on ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .unwrap_or_else(|| {
+            panic!(
+                "the server did not start (first line {line:?}); its log:\n{}",
+                std::fs::read_to_string(&log_path).unwrap_or_default()
+            )
+        })
         .parse()
         .unwrap();
     (child, addr)
