@@ -33,14 +33,21 @@
 //!    rotated from round to round, so that the drift of 2 noisy cores
 //!    weighs on all alike; the summary gives medians over rounds, and
 //!    each round's ratio to the sled baseline and to one PostgreSQL node,
-//!    their median. Act p50 and p99 are over every round's Acts.
+//!    their median. Act p50 and p99 are over every round's Acts. Beside
+//!    them, the CPU time per call answered of the servers measured, of
+//!    PostgreSQL (its postmaster and every backend) and of this process
+//!    (the clients), from `/proc`, and the machine's busy cores. Every node
+//!    and the database share the machine's cores: more nodes here add
+//!    work (each node reads every append for its subscribers), not cores.
 //! 2. Cross-node delivery: on the set of two nodes A and B,
 //!    `NODES_LATENCY_GAMES` games created on A, each with a WatchGame
 //!    watcher on A and one on B opened before the first move, then played
 //!    through A, all at once. For each Act acknowledged on A: the time from
 //!    just before the Act call to each watcher receiving the event of the
 //!    last version that Act produced (the Act's own events and the draw
-//!    after it). The watcher on A is the same-node baseline. Twice: paced
+//!    after it). The watcher on A is the same-node baseline; per Act, how
+//!    much later B's watcher had it than A's is what crossing nodes costs
+//!    (the notification and B's read of the append). Twice: paced
 //!    (`NODES_LATENCY_PAUSE_MS` between a game's actions) and flat out.
 //!    Every watcher must get every event once, in order. Target: p99
 //!    under 50 ms across nodes.
@@ -728,6 +735,20 @@ fn main() {
             .collect(),
         port,
     };
+    let mut admin = cluster.admin(&urls[0]);
+    let show = |admin: &mut postgres::Client, name: &str| -> String {
+        admin.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
+    };
+    println!(
+        "nodes: PostgreSQL {} on 127.0.0.1:{} (fsync {}, synchronous_commit {}, shared_buffers {}), \
+         on the same cores as the servers and the clients",
+        show(&mut admin, "server_version"),
+        servers.port,
+        show(&mut admin, "fsync"),
+        show(&mut admin, "synchronous_commit"),
+        show(&mut admin, "shared_buffers"),
+    );
+    drop(admin);
     let runtime = support::runtime(settings.threads);
     runtime.block_on(run(&settings, &servers));
     drop(servers);
