@@ -111,6 +111,7 @@
 //! connections find the new primary. A pool (r2d2) checks a connection
 //! before handing it out and drops broken ones.
 
+mod append;
 mod import;
 mod schema;
 mod server_state;
@@ -135,7 +136,7 @@ use crate::chain::{self, ChainCheck, Head};
 use crate::clock::Clock;
 use crate::config::StoreConfig;
 use crate::error::{Result, StoreError};
-use crate::event::{Appended, GamePage, GameSummary, Hash, NewEvent, StoredEvent, VerifyReport};
+use crate::event::{Appended, GamePage, GameSummary, NewEvent, StoredEvent, VerifyReport};
 use crate::hub::{EventReceiver, Hub};
 use crate::ids::{GameId, RequestId};
 use crate::store::{self, EventStore, MAX_READ_LIMIT};
@@ -469,30 +470,29 @@ impl Shared {
     ) -> Result<(Appended, Vec<StoredEvent>)> {
         let count = events.len() as u64;
         let mut client = self.client()?;
-        let mut tx = client.transaction().map_err(pg_error)?;
-        // Typed statements: one round trip each, nothing prepared.
-        let row = tx
-            .query_typed_one(
-                "SELECT * FROM begin_append($1, $2, $3, $4, $5)",
-                &[
-                    (&game.as_str(), Type::TEXT),
-                    (&to_db(expected_seq), Type::INT8),
-                    (&request_id.as_str(), Type::TEXT),
-                    (&to_db(count), Type::INT8),
-                    (&to_db(time_millis), Type::INT8),
-                ],
-            )
-            .map_err(pg_error)?;
-        let outcome: &str = row.get("outcome");
-        let seq_to = from_db(row.get("seq_to"));
-        match outcome {
+        // Two round trips (see `append.rs`).
+        let (transaction, row) = append::Transaction::begin_with(
+            &mut client,
+            &format!(
+                "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
+                 encode(head_hash, 'hex') AS head_hash FROM begin_append({}, {}, {}, {}, {})",
+                append::text(game.as_str()),
+                to_db(expected_seq),
+                append::text(request_id.as_str()),
+                to_db(count),
+                to_db(time_millis),
+            ),
+        )?;
+        let number = |name| append::number(&row, name).map(from_db);
+        let seq_to = number("seq_to")?;
+        match append::column(&row, "outcome")? {
             "repeat" => {
                 let original = Appended {
-                    first_seq: from_db(row.get("seq_from")),
+                    first_seq: number("seq_from")?,
                     last_seq: seq_to,
-                    first_position: from_db(row.get("position_from")),
-                    last_position: from_db(row.get("position_to")),
-                    time_millis: from_db(row.get("at_millis")),
+                    first_position: number("position_from")?,
+                    last_position: number("position_to")?,
+                    time_millis: number("at_millis")?,
                 };
                 return Ok((original, Vec::new()));
             }
@@ -505,32 +505,26 @@ impl Shared {
             }
             _ => {}
         }
-        let head_hash: &[u8] = row.get("head_hash");
+        let head_hash = append::column(&row, "head_hash")?;
         let head = Head {
             last_seq: seq_to,
-            last_hash: Hash(head_hash.try_into().map_err(|_| {
+            last_hash: append::hash(head_hash).ok_or_else(|| {
                 StoreError::corrupt(game.as_str(), seq_to, "the game's head hash is not 32 bytes")
-            })?),
+            })?,
         };
-        let first_position = from_db(row.get("position_from"));
+        let first_position = number("position_from")?;
         let built = chain::build(game, request_id, head, first_position, time_millis, events);
-        let positions: Vec<i64> = built.iter().map(|(e, _)| to_db(e.position)).collect();
-        let seqs: Vec<i64> = built.iter().map(|(e, _)| to_db(e.seq)).collect();
-        let envelopes: Vec<&[u8]> = built.iter().map(|(_, bytes)| bytes.as_slice()).collect();
         let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
-        tx.execute_typed(
-            "SELECT finish_append($1, $2, $3, $4, $5, $6, $7)",
-            &[
-                (&game.as_str(), Type::TEXT),
-                (&positions, Type::INT8_ARRAY),
-                (&seqs, Type::INT8_ARRAY),
-                (&envelopes, Type::BYTEA_ARRAY),
-                (&request_id.as_str(), Type::TEXT),
-                (&to_db(time_millis), Type::INT8),
-                (&&last_hash.0[..], Type::BYTEA),
-            ],
-        )
-        .map_err(pg_error)?;
+        let finish = format!(
+            "SELECT finish_append({}, {}, {}, {}, {}, {}, {})",
+            append::text(game.as_str()),
+            append::array(built.iter().map(|(e, _)| to_db(e.position).to_string()), "int8"),
+            append::array(built.iter().map(|(e, _)| to_db(e.seq).to_string()), "int8"),
+            append::array(built.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
+            append::text(request_id.as_str()),
+            to_db(time_millis),
+            append::bytes(&last_hash.0),
+        );
         let appended = Appended {
             first_seq: head.last_seq + 1,
             last_seq: head.last_seq + count,
@@ -538,7 +532,7 @@ impl Shared {
             last_position: first_position + count - 1,
             time_millis,
         };
-        tx.commit().map_err(|error| match pg_error(error) {
+        transaction.commit_after(&finish).map_err(|error| match error {
             StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
                 "{detail} (the commit's outcome is unknown: retry with the same request id)"
             )),
