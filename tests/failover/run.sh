@@ -36,7 +36,7 @@
 #                     built with `cargo build --release` when missing)
 #   GRPCURL           a grpcurl to use instead of installing one
 #   FAILOVER_GAMES    games played at once (default 6)
-#   FAILOVER_LEVEL    the bots' level (default search:150)
+#   FAILOVER_LEVEL    the bots' level (default search:1000)
 #   FAILOVER_KEEP=1   keep the temporary directory (its logs) on exit
 set -euo pipefail
 
@@ -44,7 +44,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
 pg_bin=/usr/lib/postgresql/15/bin
 games="${FAILOVER_GAMES:-6}"
-level="${FAILOVER_LEVEL:-search:150}"
+level="${FAILOVER_LEVEL:-search:1000}"
 started_at=$(date +%s.%N)
 
 say() { printf '== %s\n' "$*"; }
@@ -249,6 +249,7 @@ done
 
 say "$games games created through node 0, each seat played by a $level bot through its own node"
 : >"$work/games"
+: >"$work/seats"
 for g in $(seq "$games"); do
   request_id="$(python3 -c 'import uuid; print(uuid.uuid4())')"
   created="$("$GRPCURL" -plaintext -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Brun"]}' \
@@ -259,6 +260,12 @@ d = json.load(sys.stdin)
 tokens = {t.get("seat", 0): t["token"] for t in d["tokens"]}
 print(d["game"]["name"], tokens[0], tokens[1])' <<<"$created")
   echo "$name" >>"$work/games"
+  echo "$g $name $token0 $token1" >>"$work/seats"
+done
+# Every game's bots start together, so that the kill finds every game in play.
+touch "$work/acks0.jsonl" "$work/acks1.jsonl"
+play_started=$(date +%s.%N)
+while read -r g name token0 token1; do
   for seat in 0 1; do
     n=$(((g + seat) % 2))
     token=$token0
@@ -268,25 +275,24 @@ print(d["game"]["name"], tokens[0], tokens[1])' <<<"$created")
       >"$work/bot-${name#games/}-$seat.log" 2>&1 &
     bot_pids+=($!)
   done
-done
-touch "$work/acks0.jsonl" "$work/acks1.jsonl"
+done <"$work/seats"
 acks() { cat "$work/acks0.jsonl" "$work/acks1.jsonl" | wc -l; }
 
 # A 2-player base game takes about 140 decisions; the kill comes after a
 # quarter of them, while every game is running.
 threshold=$((games * 35))
-play_started=$(date +%s.%N)
-for _ in $(seq 1200); do
-  [ "$(acks)" -ge "$threshold" ] && break
-  sleep 0.1
-done
-[ "$(acks)" -ge "$threshold" ] || fail "only $(acks) actions acknowledged in 120 s"
-
+# The victim is chosen first, so that the kill follows the threshold at once.
 leader="$(members "${rest[@]}" | awk '$2 == "leader" {print $1}')"
 [ -n "$leader" ] || fail "no leader to kill"
 leader_index=${leader#pg}
-say "the leader $leader dies: its postmaster, every backend and its Patroni get SIGKILL"
 postmaster="$(head -n 1 "$work/$leader/data/postmaster.pid")"
+for _ in $(seq 6000); do
+  [ "$(acks)" -ge "$threshold" ] && break
+  sleep 0.02
+done
+[ "$(acks)" -ge "$threshold" ] || fail "only $(acks) actions acknowledged in 120 s"
+
+say "the leader $leader dies: its postmaster, every backend and its Patroni get SIGKILL"
 victims=("$(cat "$work/$leader.pid")" "$postmaster")
 # shellcheck disable=SC2207 # pids: words without spaces
 victims+=($(ps -o pid= --ppid "$postmaster"))
