@@ -52,13 +52,21 @@
 //!    Every watcher must get every event once, in order. Target: p99
 //!    under 50 ms across nodes.
 //!
+//! 3. Disk use per finished game: `NODES_DISK_GAMES` complete 2-player
+//!    base games of random bots, 16 at a time, on a node of a fresh
+//!    database of its own, and the same on a fresh sled node: how much the
+//!    database grew (`pg_database_size`: tables, indexes, free space in
+//!    their pages), the write-ahead log written meanwhile (the whole
+//!    cluster's, the idle nodes' heartbeats included), and the sled
+//!    node's data directory (the files' lengths), each per game.
+//!
 //! Environment (defaults in brackets): `NODES_SECONDS` [8] (measured
 //! seconds of play per configuration and round), `NODES_BASELINE_SECONDS`
 //! [2] (of health Checks per round), `NODES_WARMUP_SECONDS` [1] (before
 //! each), `NODES_ROUNDS` [3], `NODES_GAMES` [64], `NODES_CALLS` [32],
 //! `NODES_CONNECTIONS` [6], `NODES_MAX` [3] (node sets of 1 to this many),
 //! `NODES_LATENCY_GAMES` [8], `NODES_LATENCY_PAUSE_MS` [20],
-//! `NODES_THREADS` [the number of cores] (the clients' tokio threads). The
+//! `NODES_DISK_GAMES` [100], `NODES_THREADS` [the number of cores] (the clients' tokio threads). The
 //! cluster and the sled store live under `TMPDIR`.
 
 // A bench: a failure should stop it loudly, and clippy's
@@ -107,6 +115,7 @@ struct Settings {
     max_nodes: usize,
     latency_games: usize,
     latency_pause: Duration,
+    disk_games: usize,
     threads: usize,
 }
 
@@ -124,6 +133,7 @@ impl Settings {
             max_nodes: env("NODES_MAX", 3),
             latency_games: env("NODES_LATENCY_GAMES", 8),
             latency_pause: Duration::from_millis(env("NODES_LATENCY_PAUSE_MS", 20)),
+            disk_games: env("NODES_DISK_GAMES", 100),
             threads: env("NODES_THREADS", cores),
         };
         assert!(settings.seconds > 0 && settings.baseline_seconds > 0 && settings.rounds > 0);
@@ -132,7 +142,7 @@ impl Settings {
             settings.max_nodes >= 2,
             "NODES_MAX: at least 2 (the latency needs two nodes)"
         );
-        assert!(settings.latency_games > 0 && settings.threads > 0);
+        assert!(settings.latency_games > 0 && settings.disk_games > 0 && settings.threads > 0);
         settings
     }
 }
@@ -183,6 +193,49 @@ struct Servers {
     /// `sets[n - 1]`: the set of n nodes.
     sets: Vec<Vec<ChildServer>>,
     port: String,
+    /// A node on a database of its own, and a sled node, for the disk use.
+    disk_pg: ChildServer,
+    disk_sled: ChildServer,
+}
+
+/// What the disk phase's stores hold, in bytes.
+#[derive(Clone, Copy)]
+struct DiskUse {
+    database: i64,
+    wal_lsn: i64,
+    sled: u64,
+}
+
+impl DiskUse {
+    fn now(admin: &mut postgres::Client, sled_dir: &std::path::Path) -> DiskUse {
+        let row = admin
+            .query_one(
+                "SELECT pg_database_size(current_database()), pg_wal_lsn_diff(pg_current_wal_lsn(), '0/0')::bigint",
+                &[],
+            )
+            .unwrap();
+        DiskUse {
+            database: row.get(0),
+            wal_lsn: row.get(1),
+            sled: files_length(sled_dir),
+        }
+    }
+}
+
+/// The lengths of the files under `dir`, summed.
+fn files_length(dir: &std::path::Path) -> u64 {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                files_length(&entry.path())
+            } else {
+                meta.len()
+            }
+        })
+        .sum()
 }
 
 /// CPU time used so far, in milliseconds.
@@ -717,6 +770,7 @@ fn main() {
     // Before the runtime: the PostgreSQL driver blocks, and would panic on
     // an async worker.
     let urls: Vec<String> = (0..settings.max_nodes).map(|_| cluster.database()).collect();
+    let disk_url = cluster.database();
     let port = urls[0]
         .split_whitespace()
         .find_map(|pair| pair.strip_prefix("port="))
@@ -734,7 +788,11 @@ fn main() {
             })
             .collect(),
         port,
+        disk_pg: ChildServer::start_with(&["--store", &disk_url]),
+        disk_sled: ChildServer::start(),
     };
+    let mut disk_admin = cluster.admin(&disk_url);
+    let disk_before = DiskUse::now(&mut disk_admin, &servers.disk_sled.data_dir());
     let mut admin = cluster.admin(&urls[0]);
     let show = |admin: &mut postgres::Client, name: &str| -> String {
         admin.query_one(&format!("SHOW {name}"), &[]).unwrap().get(0)
@@ -751,7 +809,9 @@ fn main() {
     drop(admin);
     let runtime = support::runtime(settings.threads);
     runtime.block_on(run(&settings, &servers));
+    let disk_after = DiskUse::now(&mut disk_admin, &servers.disk_sled.data_dir());
     drop(servers);
+    disk_summary(settings.disk_games, disk_before, disk_after);
     println!();
     println!("nodes: {:.0} s in all", began.elapsed().as_secs_f64());
 }
@@ -789,6 +849,51 @@ async fn run(settings: &Settings, servers: &Servers) {
     let flat_out = delivery(settings, a, b, Duration::ZERO, "flat-out").await;
 
     summary(settings, measured, &[("paced", &paced), ("flat out", &flat_out)]);
+
+    for server in [&servers.disk_pg, &servers.disk_sled] {
+        play_to_the_end(server, settings.disk_games).await;
+    }
+}
+
+/// Plays `count` complete games on `server`, 16 at a time.
+async fn play_to_the_end(server: &ChildServer, count: usize) {
+    let channels = connect(server.addr, 2).await;
+    let at_once = Arc::new(Semaphore::new(16));
+    let mut games = tokio::task::JoinSet::new();
+    for i in 0..count {
+        let permit = at_once.clone().acquire_owned().await.unwrap();
+        let channel = channels[i % channels.len()].clone();
+        games.spawn(async move {
+            let game = create_game(channel.clone(), format!("disk-{i}"), i as u64, None).await;
+            let played = Bot::new(Route::one(channel), i as u64)
+                .play(&game, |_| {})
+                .await
+                .unwrap();
+            assert!(played.finished, "disk game {i} did not finish");
+            drop(permit);
+        });
+    }
+    while let Some(done) = games.join_next().await {
+        done.unwrap();
+    }
+}
+
+fn disk_summary(games: usize, before: DiskUse, after: DiskUse) {
+    let per_game = |bytes: f64| format!("{:.1} KB", bytes / games as f64 / 1e3);
+    println!();
+    println!("Disk use per finished game ({games} complete 2-player base games of random bots)");
+    println!(
+        "  PostgreSQL database (tables, indexes): {}",
+        per_game((after.database - before.database) as f64)
+    );
+    println!(
+        "  PostgreSQL write-ahead log written:    {}",
+        per_game((after.wal_lsn - before.wal_lsn) as f64)
+    );
+    println!(
+        "  sled data directory (baseline):        {}",
+        per_game(after.sled as f64 - before.sled as f64)
+    );
 }
 
 fn summary(settings: &Settings, mut measured: Vec<(Config, Measured)>, deliveries: &[(&str, &Delivery)]) {

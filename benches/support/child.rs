@@ -35,6 +35,11 @@ impl ChildServer {
         }
     }
 
+    /// Its data directory (the sled store, the key).
+    pub fn data_dir(&self) -> std::path::PathBuf {
+        self.dir.path().join("data")
+    }
+
     /// SIGKILL, then a new server on the same data directory: how long it
     /// took from the start of the new process to its first line (listening,
     /// once the store is open and the clocks resumed).
