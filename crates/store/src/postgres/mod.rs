@@ -120,6 +120,7 @@ mod tests;
 
 pub use import::ImportReport;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -150,6 +151,18 @@ const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
 
 type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
+/// The publishing cursor: the last position published to the hub, and
+/// this node's committed appends waiting for the positions before them,
+/// by first position.
+struct Cursor {
+    last: u64,
+    waiting: BTreeMap<u64, Vec<StoredEvent>>,
+}
+
+/// The most of this node's appends that wait in memory for smaller
+/// positions to be published.
+const MAX_WAITING_APPENDS: usize = 4096;
+
 /// An [`EventStore`] in a PostgreSQL database, shared by any number of
 /// server nodes. See the module documentation for the schema and how the
 /// global order is kept.
@@ -164,9 +177,8 @@ struct Shared {
     pool: Pool,
     clock: Arc<dyn Clock>,
     hub: Hub,
-    /// The last position published to the hub; the mutex is the one
-    /// publishing cursor.
-    published: Mutex<u64>,
+    /// The one publishing cursor.
+    published: Mutex<Cursor>,
     /// Asks the notifier thread to notify the other nodes; holds at most
     /// one request, which covers every append committed before it is taken.
     notify: SyncSender<()>,
@@ -235,7 +247,10 @@ impl PgStore {
             pool,
             clock: config.clock.clone(),
             hub: Hub::new(config.subscription_capacity),
-            published: Mutex::new(start),
+            published: Mutex::new(Cursor {
+                last: start,
+                waiting: BTreeMap::new(),
+            }),
             notify,
             last_published: AtomicU64::new(start),
             stop: AtomicBool::new(false),
@@ -390,40 +405,58 @@ impl Shared {
     /// Publishes `events`, all those committed up to `reached` from some
     /// position at or below the cursor on, except those the cursor passed.
     fn advance(&self, events: Vec<StoredEvent>, reached: u64) {
-        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut cursor = self.published.lock().unwrap_or_else(PoisonError::into_inner);
         let fresh: Vec<Arc<StoredEvent>> = events
             .into_iter()
-            .filter(|event| event.position > *published)
+            .filter(|event| event.position > cursor.last)
             .map(Arc::new)
             .collect();
         if !fresh.is_empty() {
             self.hub.publish(fresh);
         }
-        if reached > *published {
-            *published = reached;
-            self.last_published.store(reached, Ordering::SeqCst);
+        if reached > cursor.last {
+            cursor.last = reached;
+            // This node's appends the follower just read: published.
+            cursor.waiting = cursor.waiting.split_off(&(reached + 1));
         }
+        self.publish_waiting(&mut cursor);
+    }
+
+    /// Publishes this node's appends that wait for the cursor, as long as
+    /// the next one begins just after it.
+    fn publish_waiting(&self, cursor: &mut Cursor) {
+        while let Some(events) = cursor.waiting.remove(&(cursor.last + 1)) {
+            if let Some(last) = events.last() {
+                cursor.last = last.position;
+            }
+            self.hub
+                .publish(events.into_iter().map(Arc::new).collect::<Vec<_>>());
+        }
+        self.last_published.store(cursor.last, Ordering::SeqCst);
     }
 
     /// After an append through this node committed: when every position
     /// before it is published, its events are published at once, from
     /// memory, so that this node's subscribers have them before the caller
-    /// hears of it. Otherwise the follower publishes them after the smaller
-    /// positions, once it has read those (woken by the append's
-    /// notification); waiting for it here would hold the append back for
-    /// other games' transactions.
+    /// hears of it. Otherwise they wait in memory for the smaller
+    /// positions: published as soon as those are, by another of this
+    /// node's appends (the usual case: the smaller positions are this
+    /// node's own appends still committing) or by the follower, which
+    /// reads them from the database if it gets there first. Waiting for
+    /// that here would hold the append back for other games' transactions.
     fn publish_own(&self, events: Vec<StoredEvent>) {
-        let (Some(first), Some(last)) = (events.first(), events.last()) else {
+        let Some(first) = events.first().map(|event| event.position) else {
             return;
         };
-        let (first, last) = (first.position, last.position);
-        let mut published = self.published.lock().unwrap_or_else(PoisonError::into_inner);
-        if *published + 1 == first {
-            self.hub
-                .publish(events.into_iter().map(Arc::new).collect::<Vec<_>>());
-            *published = last;
-            self.last_published.store(last, Ordering::SeqCst);
+        let mut cursor = self.published.lock().unwrap_or_else(PoisonError::into_inner);
+        if first <= cursor.last {
+            return;
         }
+        // Bounded: what does not fit, the follower publishes.
+        if cursor.waiting.len() < MAX_WAITING_APPENDS {
+            cursor.waiting.insert(first, events);
+        }
+        self.publish_waiting(&mut cursor);
     }
 
     /// Up to `limit` events from `from_position` on that are safe to read:
