@@ -250,6 +250,11 @@ impl Games {
         if let Some(first) = self.store.find_request(id, request_id).map_err(store_error)? {
             return Ok(Acting::Retried { first, asked });
         }
+        // The creation's request id is a request of the game too (stored
+        // as its hash, so the store did not find it).
+        if loaded.created_by(request_id) {
+            return Err(ApiError::RequestIdReused(request_id.as_str().to_owned()));
+        }
         // A client may act on a version it was sent before the cache has it.
         let loaded = if expected_version > loaded.version {
             self.load(id)?
@@ -505,6 +510,7 @@ impl Games {
             opened: loaded.opened.clone(),
             game,
             version: loaded.version,
+            creation_request: loaded.creation_request.clone(),
         };
         let settling = Settling {
             future: Some(Box::pin(settle(

@@ -152,6 +152,9 @@ pub struct Games {
     shared: std::sync::atomic::AtomicBool,
     /// The games with a time control this node knows of, while shared.
     clocked: Mutex<std::collections::HashSet<GameId>>,
+    /// Where seat tokens come from ([`Games::with_token_secret`]); without
+    /// it they are random.
+    token_secret: Option<auth::TokenSecret>,
 }
 
 /// Who hears of every new version once it is durable: the timekeeper (its
@@ -187,7 +190,16 @@ impl Games {
             turns: std::sync::OnceLock::new(),
             shared: std::sync::atomic::AtomicBool::new(false),
             clocked: Mutex::new(std::collections::HashSet::new()),
+            token_secret: None,
         }
+    }
+
+    /// A creation whose request id is long enough gets seat tokens
+    /// derived from it by `secret`, so that its retry, on any node sharing
+    /// the secret, gets them again (see [`auth`]).
+    pub fn with_token_secret(mut self, secret: auth::TokenSecret) -> Games {
+        self.token_secret = Some(secret);
+        self
     }
 
     /// From now on, every new version whose pending decision is a bot
@@ -312,7 +324,8 @@ impl Games {
     /// atomic append.
     pub fn create(&self, id: &GameId, request_id: &RequestId, new: NewGame) -> Result<Created, ApiError> {
         let mut setup = new.setup;
-        if setup.seed.is_none() {
+        let seed_given = setup.seed.is_some();
+        if !seed_given {
             let seed = auth::random_seed().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
             setup.seed = Some(Seed(seed));
         }
@@ -330,10 +343,16 @@ impl Games {
                 message: format!("seat {seat} belongs to a registered player: it cannot be a bot's"),
             });
         }
+        // Derived tokens come back on a retry; random ones never do.
+        let deriving = self
+            .token_secret
+            .as_ref()
+            .filter(|_| request_id.as_str().len() >= auth::MIN_RETRIED_ID_LEN);
         let tokens = (0..setup.players.len())
-            .map(|seat| match account(seat) {
-                Some(_) => Ok(None),
-                None => auth::new_token().map(Some),
+            .map(|seat| match (account(seat), deriving) {
+                (Some(_), _) => Ok(None),
+                (None, Some(secret)) => Ok(Some(secret.seat_token(request_id.as_str(), seat))),
+                (None, None) => auth::new_token().map(Some),
             })
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
@@ -369,24 +388,45 @@ impl Games {
             sealed: new.sealed,
         };
         let mut game = Game::new(setup.clone());
-        let mut events = vec![Event::Created(setup)];
+        let mut events = vec![Event::Created(setup.clone())];
         game.run_automatic(&mut events, &mut ());
         let mut batch = vec![opened.to_new_event()];
         batch.extend(events.iter().map(|e| new_event(None, e)));
         let already = || ApiError::AlreadyExists(format!("games/{id}"));
+        let stored_id = if request_id.as_str().is_empty() {
+            RequestId::none()
+        } else {
+            RequestId::new(auth::stored_creation_id(request_id.as_str()))
+                .map_err(|e| ApiError::Internal(format!("a creation's stored request id: {e}")))?
+        };
         self.store
-            .append(id, 0, request_id, &batch)
+            .append(id, 0, &stored_id, &batch)
             .map_err(|e| match e {
                 StoreError::Conflict { .. } => already(),
                 other => store_error(other),
             })?;
-        // A retried creation gets the first append back from the store, with
-        // other tokens than ours: those were shown once and cannot be again.
+        // A retried creation gets the first append back from the store. With
+        // derived tokens, the same request has the same opening and setup
+        // (but for a seed the server drew), and gets the same answer; other
+        // fields under the same id are refused. Random tokens were shown
+        // once and cannot be again.
         let stored = self.store.read_game(id, 1).map_err(store_error)?;
-        if stored.first().map(|e| &e.payload) != Some(&batch[0].payload) {
-            return Err(already());
+        let same_opening = stored.first().map(|e| &e.payload) == Some(&batch[0].payload);
+        let refused = || match deriving {
+            Some(_) => ApiError::RequestIdReused(request_id.as_str().to_owned()),
+            None => already(),
+        };
+        if !same_opening {
+            return Err(refused());
         }
         let loaded = self.load(id)?;
+        let mut asked = setup;
+        if !seed_given {
+            asked.seed = loaded.game.setup().seed;
+        }
+        if &asked != loaded.game.setup() {
+            return Err(refused());
+        }
         self.arm(id, &loaded);
         let tokens = tokens
             .into_iter()

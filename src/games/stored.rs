@@ -6,7 +6,7 @@
 //! the creation, every draw and every decision.
 
 use carcassonne_engine::{Effect, Event, Game, Seat, codec};
-use carcassonne_store::{Actor, NewEvent, StoredEvent};
+use carcassonne_store::{Actor, NewEvent, RequestId, StoredEvent};
 
 use super::auth::{TokenHash, seed_commitment};
 use crate::api::view::GameInfo;
@@ -206,6 +206,9 @@ pub struct Loaded {
     pub game: Game,
     /// The sequence number of the last event.
     pub version: u64,
+    /// The request id the creation was stored with (the id's hash: see
+    /// `auth::stored_creation_id`).
+    pub creation_request: RequestId,
 }
 
 /// Decodes one stored engine event.
@@ -253,7 +256,14 @@ impl Loaded {
             // The clocks start with the creation's stored time (T-2).
             game: Game::new_at(setup, second.time_millis),
             version: 2,
+            creation_request: first.request_id.clone(),
         })
+    }
+
+    /// Whether `request_id` is the one this game was created with.
+    pub fn created_by(&self, request_id: &RequestId) -> bool {
+        !request_id.as_str().is_empty()
+            && super::auth::stored_creation_id(request_id.as_str()) == self.creation_request.as_str()
     }
 
     /// Folds the next stored event in at its stored time, with its

@@ -15,7 +15,6 @@ use tonic::{Request, Response, Status};
 use tracing::Instrument as _;
 
 use super::audience::{self, Audience};
-use super::creations::{self, Creations};
 use super::request;
 use super::request::{game_id, request_id, token};
 use crate::api::status::ApiError;
@@ -32,8 +31,6 @@ pub struct GameService {
     /// Bounds the calls that touch the store at once; past it, callers get
     /// RESOURCE_EXHAUSTED rather than a queue that grows without end.
     in_flight: Arc<Semaphore>,
-    /// Recent creations, for their retries.
-    creations: Arc<Creations>,
 }
 
 impl GameService {
@@ -42,7 +39,6 @@ impl GameService {
             games,
             players,
             in_flight: Arc::new(Semaphore::new(max_in_flight)),
-            creations: Arc::new(Creations::default()),
         }
     }
 
@@ -228,38 +224,31 @@ impl proto::game_service_server::GameService for GameService {
             bots,
         };
         let (permit, games) = (self.permit()?, self.games.clone());
-        let key = request_id.as_str().to_owned();
-        // Owns all it needs: it may outlive this call (see `creations`).
-        let create = async move {
-            let created = tokio::task::spawn_blocking(move || {
-                let _permit = permit;
-                games.create(&id, &request_id, new)
-            })
-            .await
-            .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
-            tracing::info!(game = %created.loaded.info.id, "game created");
-            let tokens = created
-                .tokens
-                .into_iter()
-                .enumerate()
-                .filter_map(|(seat, token)| {
-                    Some(proto::SeatToken {
-                        seat: seat as u32,
-                        token: token?,
-                    })
+        // A caller that gives up (a deadline) does not stop the creation:
+        // its retry finds the game, and the same tokens (`games::auth`).
+        let created = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            games.create(&id, &request_id, new)
+        })
+        .instrument(span)
+        .await
+        .map_err(|e| ApiError::Internal(format!("store task failed: {e}")))??;
+        tracing::info!(game = %created.loaded.info.id, "game created");
+        let tokens = created
+            .tokens
+            .into_iter()
+            .enumerate()
+            .filter_map(|(seat, token)| {
+                Some(proto::SeatToken {
+                    seat: seat as u32,
+                    token: token?,
                 })
-                .collect();
-            Ok(proto::CreateGameResponse {
-                game: Some(game_view(&created.loaded)),
-                tokens,
             })
-        }
-        .instrument(span);
-        let answer = self
-            .creations
-            .create(&key, creations::fingerprint(&r), create)
-            .await?;
-        Ok(Response::new((*answer).clone()))
+            .collect();
+        Ok(Response::new(proto::CreateGameResponse {
+            game: Some(game_view(&created.loaded)),
+            tokens,
+        }))
     }
 
     async fn get_game(

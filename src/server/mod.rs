@@ -7,7 +7,6 @@
 pub mod admin;
 pub(crate) mod audience;
 pub mod audit;
-mod creations;
 mod feed;
 mod game_service;
 mod game_watch;
@@ -277,7 +276,10 @@ pub async fn serve_with_ready(
         tracing::info!(public_key = %key.public_key(), "signing archives with the server's key");
     }
     let key = Arc::new(key);
-    let games = Arc::new(Games::new(store.clone(), config.cache_games));
+    // Every node shares the signing key, so every node derives the same
+    // seat tokens: a creation's retry gets them from any node.
+    let token_secret = crate::games::auth::TokenSecret::new(key.derive_secret("carcassonne seat tokens"));
+    let games = Arc::new(Games::new(store.clone(), config.cache_games).with_token_secret(token_secret));
     if matches!(backend, Backend::Postgres(_)) {
         games.shared_with_other_nodes();
     }

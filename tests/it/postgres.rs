@@ -249,7 +249,12 @@ async fn nodes_on_one_database_serve_the_same_games_and_streams() {
 
     let mut on_a = GameServiceClient::connect(a.addr.clone()).await.unwrap();
     let mut on_b = GameServiceClient::connect(b.addr.clone()).await.unwrap();
-    let (name, tokens) = new_game(&mut on_a, "across-nodes", 7).await;
+    let (name, tokens) = new_game(&mut on_a, "across-nodes-7f3a9c", 7).await;
+    // A retried creation gets the first answer from another node too,
+    // tokens included: they derive from the request id and the key the
+    // nodes share.
+    let retried = create(&mut on_b, create_request("across-nodes-7f3a9c", 2, &[], 7)).await;
+    assert_eq!(retried, (name.clone(), tokens.clone()));
     let mut watcher = WatchServiceClient::connect(c.addr.clone()).await.unwrap();
     let mut stream = watch(&mut watcher, watch_request(&name, Some(1))).await;
     // Half the game through A, the rest through B, taking turns.

@@ -479,18 +479,15 @@ async fn reflection_lists_the_services_and_health_says_serving() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retried_creation_answers_with_the_first_answer_until_the_server_restarts() {
+async fn a_retried_creation_gets_the_first_answer_even_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let server = TestServer::start(dir.path()).await;
     let client = server.client().await;
     // Racing retries of one creation: all get the same answer.
+    let request = create_request("retried-5e0f7a3c9d21", 3, &[], 4);
     let calls = (0..8).map(|_| {
-        let mut client = client.clone();
-        tokio::spawn(async move {
-            client
-                .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
-                .await
-        })
+        let (mut client, request) = (client.clone(), request.clone());
+        tokio::spawn(async move { client.create_game(request).await })
     });
     let mut answers = Vec::new();
     for call in calls {
@@ -501,16 +498,59 @@ async fn a_retried_creation_answers_with_the_first_answer_until_the_server_resta
         "one answer for every retry"
     );
     assert_eq!(answers[0].tokens.len(), 3);
-    server.stop().await;
-    // After a restart the tokens are gone: only their hashes were stored.
-    let server = TestServer::start(dir.path()).await;
-    let mut client = server.client().await;
-    let status = client
-        .create_game(create_request("retried-5e0f7a3c9d21", 3, &[], 4))
+    let name = answers[0].game.clone().unwrap().name;
+    // A short, guessable request id is answered once: its retry finds the
+    // game, and no token.
+    let mut short_client = client.clone();
+    short_client
+        .create_game(create_request("short-id", 2, &[], 5))
+        .await
+        .unwrap();
+    let status = short_client
+        .create_game(create_request("short-id", 2, &[], 5))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::AlreadyExists);
     assert_eq!(reason(&status), "GAME_ALREADY_CREATED");
+    server.stop().await;
+
+    // Neither the tokens nor the request id are stored: the creation's
+    // events carry the id's hash.
+    let store =
+        carcassonne_store::SledStore::open(dir.path(), carcassonne_store::StoreConfig::default()).unwrap();
+    let id = carcassonne_store::GameId::new(name.strip_prefix("games/").unwrap()).unwrap();
+    let stored = carcassonne_store::EventStore::read_game(&store, &id, 1).unwrap();
+    for event in &stored {
+        assert!(
+            event.request_id.as_str().starts_with("sha256:")
+                && !event.request_id.as_str().contains("retried"),
+            "{:?}",
+            event.request_id
+        );
+        let tokens = answers[0].tokens.iter().map(|t| t.token.as_bytes());
+        for token in tokens {
+            assert!(!event.payload.windows(token.len()).any(|w| w == token));
+        }
+    }
+    drop(store);
+
+    // After a restart the same request gets the same answer, tokens
+    // included (derived again from the id and the server's key), and
+    // the same request id with other fields is refused.
+    let server = TestServer::start(dir.path()).await;
+    let mut client = server.client().await;
+    let again = client.create_game(request.clone()).await.unwrap().into_inner();
+    assert_eq!(again.game.unwrap().name, name);
+    assert_eq!(again.tokens, answers[0].tokens);
+    let mut other_players = request.clone();
+    other_players.players[2] = "Someone else".to_owned();
+    let mut other_seed = request.clone();
+    other_seed.seed = crate::support::hex(&[9; 32]);
+    for other in [other_players, other_seed] {
+        let status = client.create_game(other).await.unwrap_err();
+        assert_eq!(status.code(), Code::AlreadyExists);
+        assert_eq!(reason(&status), "REQUEST_ID_REUSED");
+    }
     server.stop().await;
 }
 

@@ -131,8 +131,8 @@ export interface CreateGameOptions {
    * when unset. */
   seed?: string;
   /** Also names the game. A retry with the same id and fields returns the
-   * first answer, tokens included (for 10 minutes, while the server runs);
-   * a fresh random one by default. */
+   * first answer, tokens included (for an id of 16 characters or more, at
+   * any time); a fresh random one by default. */
   requestId?: string;
   /** Spectators see a running game this many events behind. */
   spectatorDelay?: number;

@@ -115,6 +115,17 @@ impl SigningKey {
         self.public_key().to_hex()
     }
 
+    /// A secret for another purpose, derived from this key's secret by
+    /// HMAC-SHA256 over `purpose`: it tells nothing of the key, and every
+    /// holder of the key derives the same one.
+    pub fn derive_secret(&self, purpose: &str) -> [u8; 32] {
+        use hmac::{KeyInit as _, Mac as _};
+        let mut mac = <hmac::Hmac<sha2::Sha256>>::new_from_slice(self.0.as_bytes())
+            .expect("HMAC takes keys of any length");
+        mac.update(purpose.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// The signature of `message`.
     pub(crate) fn sign(&self, message: &[u8]) -> [u8; 64] {
         self.0.sign(message).to_bytes()

@@ -234,9 +234,9 @@ class GameClient:
         `seed` (32 bytes, sent as 64 hex digits like every seed of the API)
         fixes the draw order; the server picks one when it is None.
         `request_id` also names the game: the same call retried with the same
-        id returns the first answer, tokens included, for 10 minutes while the
-        server runs (later: GameError ALREADY_EXISTS / GAME_ALREADY_CREATED);
-        other fields with the same id raise ALREADY_EXISTS /
+        id (16 characters or more) returns the first answer, tokens
+        included, from any server node at any time (a shorter id: GameError
+        ALREADY_EXISTS / GAME_ALREADY_CREATED); other fields with the same id raise ALREADY_EXISTS /
         REQUEST_ID_REUSED. It never creates a second game.
         `time_control` (see `time_control()`) gives the game clocks; None:
         no clock runs.
