@@ -1,11 +1,12 @@
-//! An append in two round trips.
+//! A transaction of appends in two round trips (one append, or a batch
+//! of them: `batch.rs`).
 //!
 //! Under load, an append's cost is its round trips: each one is a pair of
 //! context switches on both sides while the transaction holds its row
 //! lock. The extended protocol takes four (BEGIN, `begin_append`,
 //! `finish_append`, COMMIT); two simple-query messages, each of two
-//! statements, take two: `BEGIN; SELECT * FROM begin_append(…)`, then
-//! `SELECT finish_append(…); COMMIT`. The simple protocol has no
+//! statements, take two: `BEGIN; SELECT * FROM begin_append(…)` (one call per
+//! append), then `SELECT finish_append(…); COMMIT`. The simple protocol has no
 //! parameters, so the values go in as literals, made here and nowhere
 //! else: numbers as digits, text as escape strings (`E'…'`, which mean the
 //! same whatever `standard_conforming_strings` says), bytes as
@@ -61,36 +62,47 @@ pub(super) struct Transaction<'a> {
 }
 
 impl<'a> Transaction<'a> {
-    /// Sends `BEGIN; {statement}` and returns the statement's one row.
-    pub(super) fn begin_with(client: &'a mut Client, statement: &str) -> Result<(Self, SimpleQueryRow)> {
-        let mut transaction = Transaction { client, open: true };
-        let row = transaction.one_row(&format!("BEGIN; {statement}"))?;
-        Ok((transaction, row))
+    /// The transaction [`begin`] opened on `client`.
+    pub(super) fn opened(client: &'a mut Client) -> Self {
+        Transaction { client, open: true }
     }
 
-    /// Sends `{statement}; COMMIT`. An error in either leaves nothing
-    /// committed, but for a lost connection: then the commit's outcome is
-    /// unknown.
-    pub(super) fn commit_after(mut self, statement: &str) -> Result<()> {
-        // An error in the statement skips the COMMIT (the server runs no
+    /// Sends `{statements}; COMMIT` (or COMMIT alone). An error leaves
+    /// nothing committed, but for a lost connection: then the commit's
+    /// outcome is unknown.
+    pub(super) fn commit_after(mut self, statements: &str) -> Result<()> {
+        // An error in a statement skips the COMMIT (the server runs no
         // more of a message after an error), so an answer without an
         // error is a commit.
-        self.client
-            .simple_query(&format!("{statement}; COMMIT"))
-            .map_err(pg_error)?;
+        let message = if statements.is_empty() {
+            "COMMIT".to_owned()
+        } else {
+            format!("{statements}; COMMIT")
+        };
+        self.client.simple_query(&message).map_err(pg_error)?;
         self.open = false;
         Ok(())
     }
+}
 
-    fn one_row(&mut self, query: &str) -> Result<SimpleQueryRow> {
-        let messages = self.client.simple_query(query).map_err(pg_error)?;
-        messages
+/// Sends `BEGIN; {statements}` and returns their rows, in order; the
+/// transaction stays open ([`Transaction::opened`]), but after an error,
+/// which rolls it back.
+pub(super) fn begin(client: &mut Client, statements: &str) -> Result<Vec<SimpleQueryRow>> {
+    match client.simple_query(&format!("BEGIN; {statements}")) {
+        Ok(messages) => Ok(messages
             .into_iter()
-            .find_map(|message| match message {
+            .filter_map(|message| match message {
                 SimpleQueryMessage::Row(row) => Some(row),
                 _ => None,
             })
-            .ok_or_else(|| StoreError::Io(std::io::Error::other("PostgreSQL: a function returned no row")))
+            .collect()),
+        Err(error) => {
+            // On a closed connection this fails at once, and the pool
+            // drops the connection.
+            let _ = client.simple_query("ROLLBACK");
+            Err(pg_error(error))
+        }
     }
 }
 

@@ -112,6 +112,7 @@
 //! before handing it out and drops broken ones.
 
 mod append;
+mod batch;
 mod import;
 mod schema;
 mod server_state;
@@ -179,6 +180,8 @@ struct Shared {
     hub: Hub,
     /// The one publishing cursor.
     published: Mutex<Cursor>,
+    /// Where appends wait to be written together.
+    batcher: batch::Batcher,
     /// Asks the notifier thread to notify the other nodes; holds at most
     /// one request, which covers every append committed before it is taken.
     notify: SyncSender<()>,
@@ -247,6 +250,7 @@ impl PgStore {
             pool,
             clock: config.clock.clone(),
             hub: Hub::new(config.subscription_capacity),
+            batcher: batch::Batcher::new((config.postgres_connections as usize / 8).max(2)),
             published: Mutex::new(Cursor {
                 last: start,
                 waiting: BTreeMap::new(),
@@ -501,80 +505,180 @@ impl Shared {
         time_millis: u64,
         events: &[NewEvent],
     ) -> Result<(Appended, Vec<StoredEvent>)> {
-        let count = events.len() as u64;
-        let mut client = self.client()?;
-        // Two round trips (see `append.rs`).
-        let (transaction, row) = append::Transaction::begin_with(
-            &mut client,
-            &format!(
-                "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
-                 encode(head_hash, 'hex') AS head_hash FROM begin_append({}, {}, {}, {}, {})",
-                append::text(game.as_str()),
-                to_db(expected_seq),
-                append::text(request_id.as_str()),
-                to_db(count),
-                to_db(time_millis),
-            ),
-        )?;
-        let number = |name| append::number(&row, name).map(from_db);
-        let seq_to = number("seq_to")?;
-        match append::column(&row, "outcome")? {
-            "repeat" => {
-                let original = Appended {
-                    first_seq: number("seq_from")?,
-                    last_seq: seq_to,
-                    first_position: number("position_from")?,
-                    last_position: number("position_to")?,
-                    time_millis: number("at_millis")?,
-                };
-                return Ok((original, Vec::new()));
-            }
-            "conflict" => {
-                return Err(StoreError::Conflict {
-                    game: game.to_string(),
-                    expected: expected_seq,
-                    actual: seq_to,
-                });
-            }
-            _ => {}
-        }
-        let head_hash = append::column(&row, "head_hash")?;
-        let head = Head {
-            last_seq: seq_to,
-            last_hash: append::hash(head_hash).ok_or_else(|| {
-                StoreError::corrupt(game.as_str(), seq_to, "the game's head hash is not 32 bytes")
-            })?,
+        let append = batch::Append {
+            game: game.clone(),
+            expected_seq,
+            request_id: request_id.clone(),
+            time_millis,
+            events: events.to_vec(),
         };
-        let first_position = number("position_from")?;
-        let built = chain::build(game, request_id, head, first_position, time_millis, events);
-        let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
-        let finish = format!(
-            "SELECT finish_append({}, {}, {}, {}, {}, {}, {})",
-            append::text(game.as_str()),
-            append::array(built.iter().map(|(e, _)| to_db(e.position).to_string()), "int8"),
-            append::array(built.iter().map(|(e, _)| to_db(e.seq).to_string()), "int8"),
-            append::array(built.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
-            append::text(request_id.as_str()),
-            to_db(time_millis),
-            append::bytes(&last_hash.0),
-        );
-        let appended = Appended {
+        self.batcher.append(append, |appends| self.write_batch(appends))
+    }
+
+    /// Writes a batch (see `batch.rs`): each append's outcome, in order.
+    fn write_batch(&self, appends: &[&batch::Append]) -> Vec<batch::Outcome> {
+        match self.try_batch(appends) {
+            Ok(outcomes) => outcomes,
+            // The commit's outcome is unknown, for all of them alike.
+            Err(StoreError::Unavailable(detail)) => appends
+                .iter()
+                .map(|_| Err(StoreError::Unavailable(detail.clone())))
+                .collect(),
+            // Refused by the database: one by one, so that only the
+            // append at fault fails.
+            Err(_) if appends.len() > 1 => appends
+                .iter()
+                .map(|&append| {
+                    self.try_batch(&[append]).and_then(|mut outcomes| {
+                        outcomes.pop().unwrap_or_else(|| {
+                            Err(StoreError::Io(std::io::Error::other(
+                                "PostgreSQL: an append without an outcome",
+                            )))
+                        })
+                    })
+                })
+                .collect(),
+            Err(error) => vec![Err(error)],
+        }
+    }
+
+    /// One transaction for `appends`, in two round trips (`append.rs`).
+    fn try_batch(&self, appends: &[&batch::Append]) -> Result<Vec<batch::Outcome>> {
+        let mut client = self.client()?;
+        let begins: Vec<String> = appends
+            .iter()
+            .map(|a| {
+                format!(
+                    "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
+                     encode(head_hash, 'hex') AS head_hash FROM begin_append({}, {}, {}, {}, {})",
+                    append::text(a.game.as_str()),
+                    to_db(a.expected_seq),
+                    append::text(a.request_id.as_str()),
+                    to_db(a.events.len() as u64),
+                    to_db(a.time_millis),
+                )
+            })
+            .collect();
+        let rows = append::begin(&mut client, &begins.join("; "))?;
+        let transaction = append::Transaction::opened(&mut client);
+        if rows.len() != appends.len() {
+            return Err(StoreError::Io(std::io::Error::other(format!(
+                "PostgreSQL: {} answers to {} appends",
+                rows.len(),
+                appends.len()
+            ))));
+        }
+        let mut outcomes = Vec::with_capacity(appends.len());
+        let mut finishes = Vec::new();
+        for (append, row) in appends.iter().zip(&rows) {
+            match begun(append, row)? {
+                Begun::Done(outcome) => outcomes.push(outcome),
+                Begun::Write {
+                    finish,
+                    appended,
+                    events,
+                } => {
+                    finishes.push(finish);
+                    outcomes.push(Ok((appended, events)));
+                }
+            }
+        }
+        transaction
+            .commit_after(&finishes.join("; "))
+            .map_err(|error| match error {
+                StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
+                    "{detail} (the commit's outcome is unknown: retry with the same request id)"
+                )),
+                other => other,
+            })?;
+        if !finishes.is_empty() {
+            // A request already waiting covers this commit too.
+            let _ = self.notify.try_send(());
+        }
+        Ok(outcomes)
+    }
+}
+
+/// What `begin_append` said of one append of a batch.
+enum Begun {
+    /// Nothing to write: a repeated request id's first outcome, a
+    /// conflict, or a damaged head.
+    Done(batch::Outcome),
+    /// Its events, chained, and the `finish_append` call that writes them.
+    Write {
+        finish: String,
+        appended: Appended,
+        events: Vec<StoredEvent>,
+    },
+}
+
+fn begun(a: &batch::Append, row: &postgres::SimpleQueryRow) -> Result<Begun> {
+    let number = |name| append::number(row, name).map(from_db);
+    let seq_to = number("seq_to")?;
+    match append::column(row, "outcome")? {
+        "repeat" => {
+            let original = Appended {
+                first_seq: number("seq_from")?,
+                last_seq: seq_to,
+                first_position: number("position_from")?,
+                last_position: number("position_to")?,
+                time_millis: number("at_millis")?,
+            };
+            return Ok(Begun::Done(Ok((original, Vec::new()))));
+        }
+        "conflict" => {
+            return Ok(Begun::Done(Err(StoreError::Conflict {
+                game: a.game.to_string(),
+                expected: a.expected_seq,
+                actual: seq_to,
+            })));
+        }
+        _ => {}
+    }
+    let Some(last_hash) = append::hash(append::column(row, "head_hash")?) else {
+        // Its positions stay unused: a gap.
+        return Ok(Begun::Done(Err(StoreError::corrupt(
+            a.game.as_str(),
+            seq_to,
+            "the game's head hash is not 32 bytes",
+        ))));
+    };
+    let head = Head {
+        last_seq: seq_to,
+        last_hash,
+    };
+    let first_position = number("position_from")?;
+    let count = a.events.len() as u64;
+    let built = chain::build(
+        &a.game,
+        &a.request_id,
+        head,
+        first_position,
+        a.time_millis,
+        &a.events,
+    );
+    let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
+    let finish = format!(
+        "SELECT finish_append({}, {}, {}, {}, {}, {}, {})",
+        append::text(a.game.as_str()),
+        append::array(built.iter().map(|(e, _)| to_db(e.position).to_string()), "int8"),
+        append::array(built.iter().map(|(e, _)| to_db(e.seq).to_string()), "int8"),
+        append::array(built.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
+        append::text(a.request_id.as_str()),
+        to_db(a.time_millis),
+        append::bytes(&last_hash.0),
+    );
+    Ok(Begun::Write {
+        finish,
+        appended: Appended {
             first_seq: head.last_seq + 1,
             last_seq: head.last_seq + count,
             first_position,
             last_position: first_position + count - 1,
-            time_millis,
-        };
-        transaction.commit_after(&finish).map_err(|error| match error {
-            StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
-                "{detail} (the commit's outcome is unknown: retry with the same request id)"
-            )),
-            other => other,
-        })?;
-        // A request already waiting covers this commit too.
-        let _ = self.notify.try_send(());
-        Ok((appended, built.into_iter().map(|(event, _)| event).collect()))
-    }
+            time_millis: a.time_millis,
+        },
+        events: built.into_iter().map(|(event, _)| event).collect(),
+    })
 }
 
 /// Up to `limit` events with positions from `from_position` to `to_position`.
