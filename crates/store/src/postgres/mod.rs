@@ -56,7 +56,8 @@
 //!
 //! So appends to different games share only the allocation lock, for the
 //! time of one function call, and PostgreSQL's group commit flushes their
-//! commits together. A reader waits, at worst, for the slowest transaction
+//! commits together; appends that arrive while others are being written
+//! even share a transaction (`batch.rs`). A reader waits, at worst, for the slowest transaction
 //! that took a smaller position. The price is gaps: an append that fails
 //! after taking its positions (a lost connection, a failed commit) leaves
 //! its numbers unused, and a crash or failover can skip a few (sequences
