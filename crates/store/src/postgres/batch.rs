@@ -24,7 +24,7 @@
 use std::collections::{HashSet, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 
-use crate::error::Result;
+use crate::error::{Result, StoreError};
 use crate::event::{Appended, NewEvent, StoredEvent};
 use crate::ids::{GameId, RequestId};
 
@@ -94,21 +94,46 @@ impl Batcher {
             }
             let still_waiting = queue.waiting.iter().any(|waiting| Arc::ptr_eq(waiting, &slot));
             if still_waiting && queue.leaders < self.max_leaders {
-                let batch = take_batch(&mut queue.waiting);
                 queue.leaders += 1;
+                let leading = Leading {
+                    batcher: self,
+                    batch: take_batch(&mut queue.waiting),
+                };
                 drop(queue);
-                let appends: Vec<&Append> = batch.iter().map(|slot| &slot.append).collect();
+                let appends: Vec<&Append> = leading.batch.iter().map(|slot| &slot.append).collect();
                 let outcomes = write(&appends);
-                for (slot, outcome) in batch.iter().zip(outcomes) {
+                for (slot, outcome) in leading.batch.iter().zip(outcomes) {
                     *slot.outcome.lock().unwrap_or_else(PoisonError::into_inner) = Some(outcome);
                 }
+                drop(leading);
                 queue = self.queue();
-                queue.leaders -= 1;
-                self.written.notify_all();
                 continue;
             }
             queue = self.written.wait(queue).unwrap_or_else(PoisonError::into_inner);
         }
+    }
+}
+
+/// A batch being written. Dropped, even by a panic in the writer, it
+/// gives every append still without an outcome an error (so that no
+/// caller waits for ever) and frees its leader's place.
+struct Leading<'a> {
+    batcher: &'a Batcher,
+    batch: Vec<Arc<Slot>>,
+}
+
+impl Drop for Leading<'_> {
+    fn drop(&mut self) {
+        for slot in &self.batch {
+            let mut outcome = slot.outcome.lock().unwrap_or_else(PoisonError::into_inner);
+            if outcome.is_none() {
+                *outcome = Some(Err(StoreError::Io(std::io::Error::other(
+                    "PostgreSQL: the append's batch was not written (the writer failed)",
+                ))));
+            }
+        }
+        self.batcher.queue().leaders -= 1;
+        self.batcher.written.notify_all();
     }
 }
 
