@@ -49,6 +49,17 @@ const HASH_LEN: usize = 32;
 /// The bytes of an envelope beside its ids and payload.
 const FIXED_LEN: usize = 1 + HASH_LEN + 1 + 8 + 8 + 8 + 2 + 1 + 2 + 4 + HASH_LEN;
 
+/// Where an envelope of the current format holds its previous event's
+/// hash (32 bytes): the PostgreSQL store chains envelopes in the database,
+/// patching this and [`position_at`] into envelopes encoded here.
+pub(crate) const PREV_HASH_AT: usize = 1;
+
+/// Where an envelope of the current format, of a game whose id is
+/// `game_len` bytes long, holds its global position (8 bytes, little-endian).
+pub(crate) fn position_at(game_len: usize) -> usize {
+    1 + HASH_LEN + 1 + game_len + 8
+}
+
 /// The length of the envelope of an event with these id and payload lengths.
 pub fn encoded_len(game_len: usize, request_len: usize, payload_len: usize) -> usize {
     FIXED_LEN + game_len + request_len + payload_len

@@ -52,6 +52,18 @@ fn records_round_trip_and_chain_from_zero() {
     }
 }
 
+/// What the PostgreSQL store patches in the database: the previous hash
+/// and the position, at the offsets the envelope module gives.
+#[test]
+fn the_previous_hash_and_the_position_are_where_the_format_says() {
+    for (event, bytes) in chained() {
+        let prev_at = envelope::PREV_HASH_AT;
+        assert_eq!(bytes[prev_at..prev_at + 32], event.prev_hash.0);
+        let position_at = envelope::position_at(event.game.as_str().len());
+        assert_eq!(bytes[position_at..position_at + 8], event.position.to_le_bytes());
+    }
+}
+
 #[test]
 fn every_flipped_bit_of_a_record_is_detected() {
     let (_, bytes) = &chained()[0];

@@ -1,19 +1,19 @@
-//! A transaction of appends in two round trips (one append, or a batch
-//! of them: `batch.rs`).
+//! A transaction of appends in one round trip (one append, or a batch of
+//! them: `batch.rs`).
 //!
 //! Under load, an append's cost is its round trips: each one is a pair of
 //! context switches on both sides while the transaction holds its row
-//! lock. The extended protocol takes four (BEGIN, `begin_append`,
-//! `finish_append`, COMMIT); two simple-query messages, each of two
-//! statements, take two: `BEGIN; SELECT * FROM begin_append(…)` (one call per
-//! append), then `SELECT finish_append(…); COMMIT`. The simple protocol has no
-//! parameters, so the values go in as literals, made here and nowhere
-//! else: numbers as digits, text as escape strings (`E'…'`, which mean the
-//! same whatever `standard_conforming_strings` says), bytes as
-//! `decode('…', 'hex')`. After a failed statement the message's other
-//! statements are skipped and the transaction is left aborted:
-//! [`Transaction`] rolls it back before the connection goes back to the
-//! pool.
+//! lock, and on a virtual machine a wake-up can cost more than the commit's
+//! flush. So an append is one statement, `SELECT … FROM append_events(…)`,
+//! which locks the game's head, checks it, takes the positions, chains the
+//! envelopes in the database and writes them (`schema.rs`, V4); a batch is
+//! one simple-query message of such statements, which PostgreSQL runs as
+//! one transaction, committed after the last, or rolled back whole at the
+//! first error (the message names no BEGIN or COMMIT). The simple protocol
+//! has no parameters, so the values go in as literals, made here and
+//! nowhere else: numbers as digits, text as escape strings (`E'…'`, which
+//! mean the same whatever `standard_conforming_strings` says), bytes as
+//! `decode('…', 'hex')`.
 
 use postgres::{Client, SimpleQueryMessage, SimpleQueryRow};
 
@@ -54,66 +54,19 @@ pub(super) fn array(items: impl IntoIterator<Item = String>, element_type: &str)
     format!("ARRAY[{}]::{element_type}[]", items.join(", "))
 }
 
-/// A transaction opened by a simple-query message on a pooled connection:
-/// rolled back when dropped unless committed.
-pub(super) struct Transaction<'a> {
-    client: &'a mut Client,
-    open: bool,
-}
-
-impl<'a> Transaction<'a> {
-    /// The transaction [`begin`] opened on `client`.
-    pub(super) fn opened(client: &'a mut Client) -> Self {
-        Transaction { client, open: true }
-    }
-
-    /// Sends `{statements}; COMMIT` (or COMMIT alone). An error leaves
-    /// nothing committed, but for a lost connection: then the commit's
-    /// outcome is unknown.
-    pub(super) fn commit_after(mut self, statements: &str) -> Result<()> {
-        // An error in a statement skips the COMMIT (the server runs no
-        // more of a message after an error), so an answer without an
-        // error is a commit.
-        let message = if statements.is_empty() {
-            "COMMIT".to_owned()
-        } else {
-            format!("{statements}; COMMIT")
-        };
-        self.client.simple_query(&message).map_err(pg_error)?;
-        self.open = false;
-        Ok(())
-    }
-}
-
-/// Sends `BEGIN; {statements}` and returns their rows, in order; the
-/// transaction stays open ([`Transaction::opened`]), but after an error,
-/// which rolls it back.
-pub(super) fn begin(client: &mut Client, statements: &str) -> Result<Vec<SimpleQueryRow>> {
-    match client.simple_query(&format!("BEGIN; {statements}")) {
-        Ok(messages) => Ok(messages
-            .into_iter()
-            .filter_map(|message| match message {
-                SimpleQueryMessage::Row(row) => Some(row),
-                _ => None,
-            })
-            .collect()),
-        Err(error) => {
-            // On a closed connection this fails at once, and the pool
-            // drops the connection.
-            let _ = client.simple_query("ROLLBACK");
-            Err(pg_error(error))
-        }
-    }
-}
-
-impl Drop for Transaction<'_> {
-    fn drop(&mut self) {
-        if self.open {
-            // A connection that cannot roll back is broken: the pool
-            // finds it closed and drops it.
-            let _ = self.client.simple_query("ROLLBACK");
-        }
-    }
+/// Sends `statements` in one message, which PostgreSQL runs as one
+/// transaction, and returns their rows, in order. An error leaves nothing
+/// committed, but for a lost connection: then the commit's outcome is
+/// unknown.
+pub(super) fn transact(client: &mut Client, statements: &str) -> Result<Vec<SimpleQueryRow>> {
+    let messages = client.simple_query(statements).map_err(pg_error)?;
+    Ok(messages
+        .into_iter()
+        .filter_map(|message| match message {
+            SimpleQueryMessage::Row(row) => Some(row),
+            _ => None,
+        })
+        .collect())
 }
 
 /// Column `name` of `row`, as text; an error if it is missing or NULL.

@@ -1,18 +1,17 @@
 //! Appends to different games committed together.
 //!
-//! An append alone costs two round trips, a commit and the CPU of both
-//! ends for each; with many games in flight that cost, not the database's
+//! An append alone costs a round trip, a commit and the CPU of both ends
+//! for each; with many games in flight that cost, not the database's
 //! locks, bounds the rate. So appends that arrive while others are being
 //! written wait in a queue, and the next free *leader* (one of the calling
 //! threads, at most [`Batcher::new`]'s `leaders` at once) writes up to
-//! [`MAX_BATCH`] of them in one transaction: one message of `begin_append`
-//! calls, one of `finish_append` calls and the COMMIT (`append.rs`), and
-//! one flush for all. A lone append finds a free leader slot at once and
+//! [`MAX_BATCH`] of them in one transaction: one message of
+//! `append_events` calls (`append.rs`), and one flush for all. A lone append finds a free leader slot at once and
 //! is written alone, as before: batching costs it nothing.
 //!
 //! What a batch keeps from appends made one by one:
 //! - each append's own outcome: a conflict or a repeated request id is an
-//!   answer of `begin_append`, not an error, and concerns that append only;
+//!   answer of `append_events`, not an error, and concerns that append only;
 //! - no deadlock between batches: a batch locks its games' rows in the
 //!   order of their ids, and never holds one game twice (a second append
 //!   to a game waits for the next batch);

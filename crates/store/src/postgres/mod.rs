@@ -78,15 +78,19 @@
 //!
 //! # Subscriptions across nodes
 //!
-//! Every append, once committed, calls `pg_notify('carcassonne_events',
-//! …)` in a transaction of its own (committing a transaction that notifies
-//! holds a database-wide lock until its commit is flushed: inside the
-//! append it would serialise all appends; alone, with `synchronous_commit`
-//! off for it, it flushes nothing). PostgreSQL delivers it to every node. Each
-//! store runs a follower thread with its own connection that `LISTEN`s,
-//! and on a notification (or every 250 ms, in case one was missed across a
-//! reconnect) reads from the last position it published up to the safe
-//! position and publishes into the broadcast hub. Publishing is one
+//! Once appends commit, the store's notifier thread sends `NOTIFY
+//! carcassonne_events, '<last position this node committed>'`, one for all
+//! the appends committed since its last, in a transaction of its own
+//! (committing a transaction that notifies holds a database-wide lock
+//! until its commit is flushed: inside the append it would serialise all
+//! appends; alone, with `synchronous_commit` off for it, it flushes
+//! nothing). PostgreSQL delivers it to every node. Each store runs a
+//! follower thread with its own connection that `LISTEN`s, and on a
+//! notification (or every 250 ms, in case one was missed across a
+//! reconnect, or a position was left unused) reads from the last position
+//! it published up to the safe position and publishes into the broadcast
+//! hub; a notification of its own node's notifier whose position is
+//! published already needs no read. Publishing is one
 //! mutex-guarded cursor: events go out strictly by position, each once. A
 //! local append also runs the cursor before it returns, so its own
 //! subscribers have its events as soon as it is acknowledged, unless an
@@ -123,11 +127,11 @@ mod tests;
 pub use import::ImportReport;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use postgres::config::TargetSessionAttrs;
 use postgres::fallible_iterator::FallibleIterator;
@@ -188,6 +192,12 @@ struct Shared {
     notify: SyncSender<()>,
     /// The same, readable without the lock.
     last_published: AtomicU64,
+    /// The last position of this node's appends committed so far: what
+    /// the notifier's next notification announces.
+    last_committed: AtomicU64,
+    /// The notifier's session (its backend's process id, 0 when not
+    /// connected), so that the follower knows this node's notifications.
+    notifier_session: AtomicI32,
     stop: AtomicBool,
 }
 
@@ -258,6 +268,8 @@ impl PgStore {
             }),
             notify,
             last_published: AtomicU64::new(start),
+            last_committed: AtomicU64::new(start),
+            notifier_session: AtomicI32::new(0),
             stop: AtomicBool::new(false),
         });
         let notifier = {
@@ -332,10 +344,16 @@ fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>)
         }
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
             client = config.connect(NoTls).ok();
+            let session = client
+                .as_mut()
+                .and_then(|connected| connected.query_one("SELECT pg_backend_pid()", &[]).ok())
+                .map_or(0, |row| row.get::<_, i32>(0));
+            shared.notifier_session.store(session, Ordering::SeqCst);
         }
+        let committed = shared.last_committed.load(Ordering::SeqCst);
         let sent = client.as_mut().map(|connected| {
             connected.batch_execute(&format!(
-                "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY {CHANNEL}; COMMIT"
+                "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY {CHANNEL}, '{committed}'; COMMIT"
             ))
         });
         if let Some(Err(_)) = sent {
@@ -362,23 +380,42 @@ fn follow(shared: &Shared, config: &Config) {
         }
         // What was committed before the LISTEN took effect.
         let _ = shared.catch_up(&mut client);
+        let mut caught_up = Instant::now();
         while !shared.stop.load(Ordering::SeqCst) && !client.is_closed() {
+            let mut news = false;
             {
                 let mut notifications = client.notifications();
-                let woken = notifications.timeout_iter(FOLLOW_INTERVAL).next();
-                if woken.is_err() {
-                    break;
+                match notifications.timeout_iter(FOLLOW_INTERVAL).next() {
+                    Err(_) => break,
+                    Ok(None) => news = true,
+                    Ok(Some(first)) => news |= shared.is_news(&first),
                 }
                 // Drain what else arrived: one read serves them all.
                 let mut pending = notifications.iter();
-                while let Ok(Some(_)) = pending.next() {}
+                while let Ok(Some(notification)) = pending.next() {
+                    news |= shared.is_news(&notification);
+                }
             }
-            let _ = shared.catch_up(&mut client);
+            if news || caught_up.elapsed() >= FOLLOW_INTERVAL {
+                let _ = shared.catch_up(&mut client);
+                caught_up = Instant::now();
+            }
         }
     }
 }
 
 impl Shared {
+    /// Whether a notification may announce events not yet published: any
+    /// but this node's own, once its appends up to the position it names
+    /// are published (they were, from memory, unless an older transaction
+    /// held them back). A read every [`FOLLOW_INTERVAL`] catches what no
+    /// notification announces (positions left unused).
+    fn is_news(&self, notification: &postgres::Notification) -> bool {
+        let own = notification.process_id() == self.notifier_session.load(Ordering::SeqCst);
+        let announced: u64 = notification.payload().parse().unwrap_or(u64::MAX);
+        !own || announced > self.last_published.load(Ordering::SeqCst)
+    }
+
     fn client(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
         self.pool
             .get()
@@ -543,25 +580,17 @@ impl Shared {
         }
     }
 
-    /// One transaction for `appends`, in two round trips (`append.rs`).
+    /// One transaction for `appends`, in one round trip (`append.rs`).
     fn try_batch(&self, appends: &[&batch::Append]) -> Result<Vec<batch::Outcome>> {
+        let statements: Vec<String> = appends.iter().map(|a| append_statement(a)).collect();
         let mut client = self.client()?;
-        let begins: Vec<String> = appends
-            .iter()
-            .map(|a| {
-                format!(
-                    "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
-                     encode(head_hash, 'hex') AS head_hash FROM begin_append({}, {}, {}, {}, {})",
-                    append::text(a.game.as_str()),
-                    to_db(a.expected_seq),
-                    append::text(a.request_id.as_str()),
-                    to_db(a.events.len() as u64),
-                    to_db(a.time_millis),
-                )
-            })
-            .collect();
-        let rows = append::begin(&mut client, &begins.join("; "))?;
-        let transaction = append::Transaction::opened(&mut client);
+        let rows = append::transact(&mut client, &statements.join("; ")).map_err(|error| match error {
+            StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
+                "{detail} (the commit's outcome is unknown: retry with the same request id)"
+            )),
+            other => other,
+        })?;
+        drop(client);
         if rows.len() != appends.len() {
             return Err(StoreError::Io(std::io::Error::other(format!(
                 "PostgreSQL: {} answers to {} appends",
@@ -569,30 +598,21 @@ impl Shared {
                 appends.len()
             ))));
         }
-        let mut outcomes = Vec::with_capacity(appends.len());
-        let mut finishes = Vec::new();
-        for (append, row) in appends.iter().zip(&rows) {
-            match begun(append, row)? {
-                Begun::Done(outcome) => outcomes.push(outcome),
-                Begun::Write {
-                    finish,
-                    appended,
-                    events,
-                } => {
-                    finishes.push(finish);
-                    outcomes.push(Ok((appended, events)));
-                }
-            }
-        }
-        transaction
-            .commit_after(&finishes.join("; "))
-            .map_err(|error| match error {
-                StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
-                    "{detail} (the commit's outcome is unknown: retry with the same request id)"
-                )),
-                other => other,
-            })?;
-        if !finishes.is_empty() {
+        // Committed: from here on, an error is one append's.
+        let outcomes: Vec<batch::Outcome> = appends
+            .iter()
+            .zip(&rows)
+            .map(|(append, row)| outcome(append, row))
+            .collect();
+        let committed = outcomes
+            .iter()
+            .filter_map(|outcome| match outcome {
+                Ok((_, events)) => events.last().map(|event| event.position),
+                Err(_) => None,
+            })
+            .max();
+        if let Some(last) = committed {
+            self.last_committed.fetch_max(last, Ordering::SeqCst);
             // A request already waiting covers this commit too.
             let _ = self.notify.try_send(());
         }
@@ -600,20 +620,35 @@ impl Shared {
     }
 }
 
-/// What `begin_append` said of one append of a batch.
-enum Begun {
-    /// Nothing to write: a repeated request id's first outcome, a
-    /// conflict, or a damaged head.
-    Done(batch::Outcome),
-    /// Its events, chained, and the `finish_append` call that writes them.
-    Write {
-        finish: String,
-        appended: Appended,
-        events: Vec<StoredEvent>,
-    },
+/// The `append_events` call that writes `a`: its envelopes encoded with
+/// zeros for the previous hash and the position, which the database
+/// fills in.
+fn append_statement(a: &batch::Append) -> String {
+    let unchained = Head {
+        last_seq: a.expected_seq,
+        last_hash: crate::event::Hash::ZERO,
+    };
+    let templates = chain::build(&a.game, &a.request_id, unchained, 0, a.time_millis, &a.events);
+    format!(
+        "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
+         encode(head_hash, 'hex') AS head_hash, encode(last_hash, 'hex') AS last_hash \
+         FROM append_events({}, {}, {}, {}, {}, {}, {})",
+        append::text(a.game.as_str()),
+        to_db(a.expected_seq),
+        append::text(a.request_id.as_str()),
+        to_db(a.time_millis),
+        append::array(templates.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
+        crate::envelope::PREV_HASH_AT,
+        crate::envelope::position_at(a.game.as_str().len()),
+    )
 }
 
-fn begun(a: &batch::Append, row: &postgres::SimpleQueryRow) -> Result<Begun> {
+/// What `append_events` answered for `a`: the first outcome of a repeated
+/// request id, a conflict, or the events it wrote, encoded here again from
+/// the head and positions it names. The hash the database computed must
+/// be the one encoded here: it would differ only if the database's
+/// chaining went wrong, which the envelopes it stored would then show.
+fn outcome(a: &batch::Append, row: &postgres::SimpleQueryRow) -> batch::Outcome {
     let number = |name| append::number(row, name).map(from_db);
     let seq_to = number("seq_to")?;
     match append::column(row, "outcome")? {
@@ -625,31 +660,31 @@ fn begun(a: &batch::Append, row: &postgres::SimpleQueryRow) -> Result<Begun> {
                 last_position: number("position_to")?,
                 time_millis: number("at_millis")?,
             };
-            return Ok(Begun::Done(Ok((original, Vec::new()))));
+            return Ok((original, Vec::new()));
         }
         "conflict" => {
-            return Ok(Begun::Done(Err(StoreError::Conflict {
+            return Err(StoreError::Conflict {
                 game: a.game.to_string(),
                 expected: a.expected_seq,
                 actual: seq_to,
-            })));
+            });
         }
         _ => {}
     }
-    let Some(last_hash) = append::hash(append::column(row, "head_hash")?) else {
-        // Its positions stay unused: a gap.
-        return Ok(Begun::Done(Err(StoreError::corrupt(
-            a.game.as_str(),
-            seq_to,
-            "the game's head hash is not 32 bytes",
-        ))));
+    let hash_column = |name| {
+        append::hash(append::column(row, name)?).ok_or_else(|| {
+            StoreError::corrupt(
+                a.game.as_str(),
+                seq_to,
+                format!("the database's {name} is not 32 bytes"),
+            )
+        })
     };
     let head = Head {
-        last_seq: seq_to,
-        last_hash,
+        last_seq: a.expected_seq,
+        last_hash: hash_column("head_hash")?,
     };
     let first_position = number("position_from")?;
-    let count = a.events.len() as u64;
     let built = chain::build(
         &a.game,
         &a.request_id,
@@ -658,28 +693,26 @@ fn begun(a: &batch::Append, row: &postgres::SimpleQueryRow) -> Result<Begun> {
         a.time_millis,
         &a.events,
     );
-    let last_hash = built.last().map_or(head.last_hash, |(event, _)| event.hash);
-    let finish = format!(
-        "SELECT finish_append({}, {}, {}, {}, {}, {}, {})",
-        append::text(a.game.as_str()),
-        append::array(built.iter().map(|(e, _)| to_db(e.position).to_string()), "int8"),
-        append::array(built.iter().map(|(e, _)| to_db(e.seq).to_string()), "int8"),
-        append::array(built.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
-        append::text(a.request_id.as_str()),
-        to_db(a.time_millis),
-        append::bytes(&last_hash.0),
-    );
-    Ok(Begun::Write {
-        finish,
-        appended: Appended {
-            first_seq: head.last_seq + 1,
-            last_seq: head.last_seq + count,
+    let events: Vec<StoredEvent> = built.into_iter().map(|(event, _)| event).collect();
+    let ours = events.last().map_or(head.last_hash, |event| event.hash);
+    if ours != hash_column("last_hash")? {
+        return Err(StoreError::corrupt(
+            a.game.as_str(),
+            seq_to,
+            "the database chained the append's envelopes to another hash than the store's",
+        ));
+    }
+    let count = a.events.len() as u64;
+    Ok((
+        Appended {
+            first_seq: a.expected_seq + 1,
+            last_seq: a.expected_seq + count,
             first_position,
             last_position: first_position + count - 1,
             time_millis: a.time_millis,
         },
-        events: built.into_iter().map(|(event, _)| event).collect(),
-    })
+        events,
+    ))
 }
 
 /// Up to `limit` events with positions from `from_position` to `to_position`.

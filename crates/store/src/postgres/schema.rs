@@ -178,6 +178,89 @@ BEGIN
 END $$;
 "#,
     ),
+    (
+        "V4__appends_in_one_statement",
+        r#"
+-- An append in one statement, so one round trip: what begin_append and
+-- finish_append do (they stay, for nodes of the release before this one
+-- during a rolling upgrade), with the envelopes chained here. The client
+-- encodes each event's envelope (`p_templates`) with any previous hash
+-- and position; this places the real ones at the byte offsets the client
+-- names (the previous hash at p_prev_hash_at, 32 bytes; the position at
+-- p_position_at, 8 bytes little-endian) and replaces the last 32 bytes,
+-- the hash, with the SHA-256 of the rest, as the envelope format says.
+-- Outcomes as begin_append's; for 'append', last_hash is the new head's.
+CREATE FUNCTION append_events(
+    p_game TEXT, p_expected BIGINT, p_request TEXT, p_time BIGINT,
+    p_templates BYTEA[], p_prev_hash_at INT, p_position_at INT,
+    OUT outcome TEXT, OUT seq_from BIGINT, OUT seq_to BIGINT, OUT position_from BIGINT,
+    OUT position_to BIGINT, OUT at_millis BIGINT, OUT head_hash BYTEA, OUT last_hash BYTEA
+) LANGUAGE plpgsql AS $$
+DECLARE
+    n INT := cardinality(p_templates);
+    head games%ROWTYPE;
+    original requests%ROWTYPE;
+    envelopes BYTEA[] := '{}';
+    envelope BYTEA;
+    at_position BIGINT;
+BEGIN
+    IF p_expected = 0 THEN
+        INSERT INTO games (game, last_seq, last_hash, created_millis)
+            VALUES (p_game, 0, decode(repeat('00', 32), 'hex'), p_time)
+            ON CONFLICT (game) DO NOTHING;
+    END IF;
+    SELECT * INTO head FROM games WHERE game = p_game FOR UPDATE;
+    seq_to := coalesce(head.last_seq, 0);
+    head_hash := coalesce(head.last_hash, decode(repeat('00', 32), 'hex'));
+    IF p_request <> '' THEN
+        SELECT * INTO original FROM requests WHERE game = p_game AND request_id = p_request;
+        IF FOUND THEN
+            outcome := 'repeat';
+            seq_from := original.first_seq;
+            seq_to := original.last_seq;
+            position_from := original.first_position;
+            position_to := original.last_position;
+            at_millis := original.time_millis;
+            RETURN;
+        END IF;
+    END IF;
+    IF seq_to <> p_expected THEN
+        outcome := 'conflict';
+        RETURN;
+    END IF;
+    IF n IS NULL OR n < 1 THEN
+        RAISE EXCEPTION 'an append needs at least one event';
+    END IF;
+    -- As late as possible: readers wait for this transaction to end before
+    -- they read past its first position.
+    position_from := take_positions(n);
+    position_to := position_from + n - 1;
+    last_hash := head_hash;
+    FOR i IN 1 .. n LOOP
+        at_position := position_from + i - 1;
+        envelope := overlay(p_templates[i] PLACING last_hash FROM p_prev_hash_at + 1);
+        FOR b IN 0 .. 7 LOOP
+            envelope := set_byte(envelope, p_position_at + b, ((at_position >> (8 * b)) & 255)::INT);
+        END LOOP;
+        envelope := substr(envelope, 1, octet_length(envelope) - 32);
+        last_hash := sha256(envelope);
+        envelopes := envelopes || (envelope || last_hash);
+    END LOOP;
+    INSERT INTO events (global_position, game, seq, envelope)
+        SELECT position_from + k - 1, p_game, p_expected + k, e
+        FROM unnest(envelopes) WITH ORDINALITY AS t(e, k);
+    IF p_request <> '' THEN
+        INSERT INTO requests (game, request_id, first_seq, last_seq, first_position, last_position, time_millis)
+            VALUES (p_game, p_request, p_expected + 1, p_expected + n, position_from, position_to, p_time);
+    END IF;
+    UPDATE games SET last_seq = p_expected + n, last_hash = append_events.last_hash WHERE game = p_game;
+    seq_from := p_expected + 1;
+    seq_to := p_expected + n;
+    at_millis := p_time;
+    outcome := 'append';
+END $$;
+"#,
+    ),
 ];
 
 /// Applies the migrations the database lacks, one node at a time.
