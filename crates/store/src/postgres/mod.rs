@@ -119,6 +119,7 @@
 mod append;
 mod batch;
 mod import;
+mod pool;
 mod schema;
 mod server_state;
 #[cfg(test)]
@@ -137,7 +138,6 @@ use postgres::config::TargetSessionAttrs;
 use postgres::fallible_iterator::FallibleIterator;
 use postgres::types::Type;
 use postgres::{Config, NoTls};
-use r2d2_postgres::PostgresConnectionManager;
 
 use crate::chain::{self, ChainCheck, Head};
 use crate::clock::Clock;
@@ -154,8 +154,6 @@ const CHANNEL: &str = "carcassonne_events";
 
 /// How often the follower reads new events without a notification.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
-
-type Pool = r2d2::Pool<PostgresConnectionManager<NoTls>>;
 
 /// The publishing cursor: the last position published to the hub, and
 /// this node's committed appends waiting for the positions before them,
@@ -180,7 +178,7 @@ pub struct PgStore {
 }
 
 struct Shared {
-    pool: Pool,
+    pool: pool::Pool,
     clock: Arc<dyn Clock>,
     hub: Hub,
     /// The one publishing cursor.
@@ -211,6 +209,7 @@ pub(crate) fn pg_error(error: postgres::Error) -> StoreError {
             code.starts_with("08") || code.starts_with("57P") || code == "25006"
         });
     if connection_lost {
+        pool::connection_lost();
         StoreError::Unavailable(format!("PostgreSQL: {error}"))
     } else {
         StoreError::Io(std::io::Error::other(format!("PostgreSQL: {error}")))
@@ -249,7 +248,7 @@ impl PgStore {
         schema::check_durability(&mut client, config.durability)?;
         let start = safe_position(&mut client)?;
         drop(client);
-        let manager = PostgresConnectionManager::new(pg_config.clone(), NoTls);
+        let manager = pool::Manager::new(pg_config.clone());
         let pool = r2d2::Pool::builder()
             .max_size(config.postgres_connections.max(1))
             .min_idle(Some(1))
@@ -416,7 +415,7 @@ impl Shared {
         !own || announced > self.last_published.load(Ordering::SeqCst)
     }
 
-    fn client(&self) -> Result<r2d2::PooledConnection<PostgresConnectionManager<NoTls>>> {
+    fn client(&self) -> Result<r2d2::PooledConnection<pool::Manager>> {
         self.pool
             .get()
             .map_err(|error| StoreError::Unavailable(format!("PostgreSQL pool: {error}")))
@@ -505,8 +504,8 @@ impl Shared {
     /// none is behind a position whose transaction is still open.
     fn read_all(&self, from_position: u64, limit: usize) -> Result<Vec<StoredEvent>> {
         let mut client = self.client()?;
-        let safe = safe_position(&mut *client)?;
-        read_range(&mut *client, from_position, safe, limit)
+        let safe = safe_position(&mut **client)?;
+        read_range(&mut **client, from_position, safe, limit)
     }
 
     fn read_stream(&self, game: &GameId, from_seq: u64, limit: usize) -> Result<Vec<StoredEvent>> {
@@ -826,7 +825,7 @@ impl EventStore for PgStore {
                 return Ok(None);
             }
             let mut client = self.shared().client()?;
-            Ok(find_request(&mut *client, game, request_id)?.map(Written::durable))
+            Ok(find_request(&mut **client, game, request_id)?.map(Written::durable))
         })
     }
 
@@ -935,7 +934,7 @@ impl EventStore for PgStore {
             // Positions may have gaps (an append that failed after taking
             // its positions): the games' chains, not the index, show a
             // missing event.
-            let last = safe_position(&mut *self.shared().client()?)?;
+            let last = safe_position(&mut **self.shared().client()?)?;
             let mut report = VerifyReport::default();
             let mut from = 1;
             while from <= last {
