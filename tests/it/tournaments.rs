@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use carcassonne::players::Registration;
-use carcassonne::proto;
+use carcassonne::proto::{self, game_event::Event as E};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
 
@@ -181,6 +181,73 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
         .find(|s| s.player == "players/Bot3")
         .unwrap();
     assert_eq!(crashed.points, "0", "{crashed:?}");
+    assert_eq!(crashed.games, 3, "{crashed:?}");
+    // Every round after the crash was paired, its tables seating all eight
+    // (the crashed bot included: nobody withdrew it), and every game of it
+    // has its result.
+    for (index, round) in tournament.paired_rounds.iter().enumerate() {
+        assert_eq!(round.round, index as u32 + 1);
+        let seated: BTreeSet<&String> = round.tables.iter().flat_map(|t| &t.players).collect();
+        assert_eq!(seated.len(), 8, "round {}: {round:?}", round.round);
+        assert!(
+            round.tables.iter().flat_map(|t| &t.games).all(|g| g.ended),
+            "round {}: {round:?}",
+            round.round
+        );
+    }
+    // The bot crashed after its fifth action, in its round-1 game.
+    assert_eq!(played[3].actions.load(std::sync::atomic::Ordering::SeqCst), 5);
+    // Every game it sat in, the one it crashed in and those of the later
+    // rounds, ended because its clock ran out: its last decision went
+    // unanswered for the 2 s of the clock, the server timed it out and it
+    // lost, the only seat out.
+    let mut games = server.client().await;
+    let mut watcher = server.watcher().await;
+    for round in &tournament.paired_rounds {
+        let played = round
+            .tables
+            .iter()
+            .flat_map(|t| &t.games)
+            .find(|g| g.seats.iter().any(|s| s == "players/Bot3"))
+            .unwrap_or_else(|| panic!("round {}: Bot3 is seated", round.round));
+        let seat = played.seats.iter().position(|s| s == "players/Bot3").unwrap();
+        let game = crate::support::game(&mut games, &played.game).await;
+        let ending = game.ending.as_ref().unwrap();
+        assert_eq!(
+            (ending.reason(), ending.seat),
+            (proto::EndReason::OutOfTime, seat as u32),
+            "{}",
+            played.game
+        );
+        let statuses: Vec<_> = game.players.iter().map(|p| p.status()).collect();
+        let mut expected = vec![proto::SeatStatus::Playing; 2];
+        expected[seat] = proto::SeatStatus::OutOfTime;
+        assert_eq!(statuses, expected, "{}", played.game);
+        assert_eq!(played.ranks[seat], 2, "{}: {played:?}", played.game);
+        let events = game_events(&mut watcher, &played.game).await;
+        let actions = events.iter().filter(|e| e.seat == Some(seat as u32)).count();
+        assert_eq!(
+            actions,
+            if round.round == 1 { 5 } else { 0 },
+            "{}: Bot3's actions",
+            played.game
+        );
+        let [.., pending_since, last] = events.as_slice() else {
+            panic!("{}: {events:?}", played.game);
+        };
+        assert!(
+            matches!(last.event, Some(E::TimedOut(proto::TimedOut { seat: s })) if s == seat as u32)
+                && last.finished,
+            "{}: {last:?}",
+            played.game
+        );
+        assert!(
+            last.time_ms - pending_since.time_ms >= 2_000,
+            "{}: timed out {} ms after its decision became pending",
+            played.game,
+            last.time_ms - pending_since.time_ms
+        );
+    }
     // No pairing repeated.
     let rounds = meetings(&tournament);
     let all: Vec<_> = rounds.iter().flatten().collect();
@@ -211,6 +278,18 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
     server.stop().await;
     // The pairings follow from the stored events alone.
     check_replay(dir.path(), &tournament);
+}
+
+/// Every event of a game, as a replay from its creation shows them.
+async fn game_events(
+    watcher: &mut proto::watch_service_client::WatchServiceClient<tonic::transport::Channel>,
+    name: &str,
+) -> Vec<proto::GameEvent> {
+    crate::support::replay(watcher, crate::support::replay_request(name, Some(1), None))
+        .await
+        .into_iter()
+        .map(|step| step.event.unwrap())
+        .collect()
 }
 
 /// Folds the tournament's stored events again and compares every round's
