@@ -417,10 +417,55 @@ async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share
             seeds_by_index[index].insert(game.seed);
         }
     }
-    // Every table of the round drew the same tiles: the same seed.
+    // Every table of the round deals game g with the same seed.
     assert_eq!(seeds_by_index[0].len(), 1);
     assert_eq!(seeds_by_index[1].len(), 1);
     assert_ne!(seeds_by_index[0], seeds_by_index[1]);
+    // And the tiles each table actually drew, in draw order (discarded
+    // ones included: a draw event each), are the same for game g at every
+    // table: all of them when both games ended with the last tile, else as
+    // far as both went.
+    let mut watcher = server.watcher().await;
+    let mut draws_by_index: Vec<Vec<(Vec<String>, bool)>> = vec![Vec::new(), Vec::new()];
+    for table in &round.tables {
+        for (index, played) in table.games.iter().enumerate() {
+            let events = game_events(&mut watcher, &played.game).await;
+            let drawn: Vec<String> = events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    Some(E::TileDrawn(drawn)) => Some(drawn.kind.clone()),
+                    _ => None,
+                })
+                .collect();
+            let ending = crate::support::game(&mut games, &played.game)
+                .await
+                .ending
+                .unwrap();
+            draws_by_index[index].push((drawn, ending.reason() == proto::EndReason::Normal));
+        }
+    }
+    for (index, tables) in draws_by_index.iter().enumerate() {
+        let [(first, first_whole), (second, second_whole)] = tables.as_slice() else {
+            panic!("game {index}: two tables");
+        };
+        let common = first.len().min(second.len());
+        assert!(
+            common > 1,
+            "game {index}: {} and {} draws",
+            first.len(),
+            second.len()
+        );
+        assert_eq!(
+            first[..common],
+            second[..common],
+            "game {index}: the tables' draws"
+        );
+        if *first_whole && *second_whole {
+            assert_eq!(first, second, "game {index}: every tile of the bag");
+        }
+    }
+    // The two games of a match are dealt differently.
+    assert_ne!(draws_by_index[0][0].0, draws_by_index[1][0].0);
     // The signed archive holds every game and the tournament's own log.
     let mut chunks = client
         .export_tournament_archive(proto::ExportTournamentArchiveRequest {
