@@ -1,7 +1,8 @@
 //! Tournaments run by the server to their end, with bots playing through
 //! their player streams: Swiss with a crashing bot, round robin with
 //! tables of three, matches, duplicate bags, withdrawals, and pairings
-//! recomputed from the stored events.
+//! recomputed from the stored events; a server restarted in the middle
+//! of one (and stopped before recording a round's last result) carries on.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
@@ -12,7 +13,9 @@ use carcassonne::proto::{self, game_event::Event as E};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
 
-use crate::bots::{self, Behaviour, Played, league_server, organiser, register, tournaments_client};
+use crate::bots::{
+    self, Behaviour, Played, league_server, league_server_on, organiser, register, tournaments_client,
+};
 use crate::support::{TestServer, reason, with_token};
 
 /// Every game with a clock: a decision not made in 2 s forfeits the seat.
@@ -317,6 +320,247 @@ fn check_replay(data: &std::path::Path, served: &proto::Tournament) {
     }
     assert_eq!(rounds, served.paired_rounds.len());
     assert!(tournament.is_finished());
+}
+
+/// A tournament's stored events, folded afresh by the competition crate
+/// alone (the server is stopped: this opens its store).
+fn stored_fold(data: &std::path::Path, name: &str) -> carcassonne::tournaments::Held {
+    let store = carcassonne_store::SledStore::open(data, carcassonne_store::StoreConfig::default()).unwrap();
+    let id = name.trim_start_matches("tournaments/");
+    let stream = carcassonne_store::GameId::new(format!("@tournament/{id}")).unwrap();
+    let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
+    let events: Vec<_> = stored
+        .iter()
+        .map(|e| carcassonne_competition::TournamentEvent::decode(&e.payload).unwrap())
+        .collect();
+    let mut tournament = carcassonne_competition::Tournament::from_event(id, &events[0]).unwrap();
+    for event in &events[1..] {
+        tournament.apply(event);
+    }
+    carcassonne::tournaments::Held {
+        tournament,
+        version: stored.last().unwrap().seq,
+    }
+}
+
+/// The ids of the tournament's games without a result, as stored.
+fn without_result(held: &carcassonne::tournaments::Held) -> Vec<String> {
+    held.tournament
+        .pending_games()
+        .map(|g| format!("games/{}", g.id))
+        .collect()
+}
+
+/// Follows a tournament's stream until `done`; returns that message.
+async fn watch_until(
+    server: &TestServer,
+    name: &str,
+    what: &str,
+    done: impl Fn(&proto::WatchTournamentResponse) -> bool,
+) -> proto::WatchTournamentResponse {
+    let mut client = tournaments_client(server).await;
+    let mut stream = client
+        .watch_tournament(proto::WatchTournamentRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let follow = async {
+        while let Some(message) = stream.next().await {
+            let message = message.unwrap();
+            if done(&message) {
+                return message;
+            }
+        }
+        panic!("{name}'s stream ended before {what}");
+    };
+    tokio::time::timeout(Duration::from_secs(30), follow)
+        .await
+        .unwrap_or_else(|_| panic!("{name}: no {what} within 30 s"))
+}
+
+/// The tournament and its standings as GetTournament and GetStandings
+/// serve them.
+async fn served(server: &TestServer, name: &str) -> (proto::Tournament, proto::Standings) {
+    let mut client = tournaments_client(server).await;
+    let tournament = client
+        .get_tournament(proto::GetTournamentRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let standings = client
+        .get_standings(proto::GetStandingsRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .standings
+        .unwrap();
+    (tournament, standings)
+}
+
+/// Plays the rest of a game as a server would have, then stops, as if it
+/// crashed right after storing the game's last event: every legal action
+/// appended to the store in `data` directly, never seen by a server's
+/// recorder.
+async fn finish_offline(data: &std::path::Path, name: &str) {
+    use carcassonne::games::{Acting, Games, Settled};
+    let store = Arc::new(
+        carcassonne_store::SledStore::open(data, carcassonne_store::StoreConfig::default()).unwrap(),
+    );
+    let games = Games::new(store.clone(), 16);
+    let id = carcassonne_store::GameId::new(name.trim_start_matches("games/")).unwrap();
+    for step in 0.. {
+        let loaded = games.load(&id).unwrap();
+        if loaded.game.is_finished() {
+            break;
+        }
+        let seat = loaded.game.pending().player().unwrap();
+        let commands = loaded.game.legal_commands();
+        let command = commands[step % commands.len()];
+        let request = carcassonne_store::RequestId::new(format!("offline-{step}")).unwrap();
+        let version = loaded.version;
+        let Acting::InFlight(written) = games
+            .act_as(loaded, &id, seat, version, &request, &command)
+            .unwrap()
+        else {
+            panic!("{name}: a new request id is no retry");
+        };
+        let Settled::Acted(_) = games.settle(written).await.unwrap() else {
+            panic!("{name}: nobody else acts");
+        };
+    }
+    drop(games);
+    store.close().unwrap();
+}
+
+#[tokio::test]
+async fn a_server_restarted_mid_tournament_carries_on_to_the_standings_its_stored_events_give() {
+    let (server, dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut keys = HashMap::new();
+    let mut names = Vec::new();
+    for i in 0..4 {
+        let name = format!("Player{i}");
+        keys.insert(format!("players/{name}"), register(&server, &name).await);
+        names.push(name);
+    }
+    let seat_keys = |game: &proto::TournamentGame| -> Vec<String> {
+        game.seats.iter().map(|s| keys[s].clone()).collect()
+    };
+    // The test plays every action itself; nothing waits for a clock, so a
+    // long one keeps a slow machine from timing anyone out.
+    let request = proto::CreateTournamentRequest {
+        time_control: Some(proto::TimeControl {
+            decision_ms: 60_000,
+            ..fast_clock()
+        }),
+        ..tournament_request("restarted-swiss-001", &names)
+    };
+    let created = tournaments_client(&server)
+        .await
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let name = created.name.clone();
+    let mut games = server.client().await;
+
+    // Life 1: round 1 is played; of round 2, one game to its end (its
+    // result recorded) and the other one 10 actions in.
+    for game in created.paired_rounds[0].tables.iter().flat_map(|t| &t.games) {
+        crate::support::play_to_end(&mut games, &game.game, &seat_keys(game)).await;
+    }
+    let paired = watch_until(&server, &name, "round 2", |m| {
+        m.tournament.as_ref().unwrap().current_round == 2
+    })
+    .await;
+    let round_two = paired.tournament.unwrap().paired_rounds[1].clone();
+    let [ended, running] = [&round_two.tables[0].games[0], &round_two.tables[1].games[0]];
+    crate::support::play_to_end(&mut games, &ended.game, &seat_keys(ended)).await;
+    crate::support::play(&mut games, &running.game, &seat_keys(running), 10).await;
+    watch_until(&server, &name, "the first result of round 2", |m| {
+        m.tournament.as_ref().unwrap().paired_rounds[1].tables[0].games[0].ended
+    })
+    .await;
+    let before = served(&server, &name).await;
+    drop(games);
+    server.stop().await;
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(stored.tournament.round(), 2);
+    assert_eq!(without_result(&stored), std::slice::from_ref(&running.game));
+
+    // Life 2: the tournament is served as it was, and the running game
+    // goes on where it stopped.
+    let server = league_server_on(dir.path(), Registration::Open).await;
+    assert_eq!(served(&server, &name).await, before, "after the restart");
+    let mut games = server.client().await;
+    let at = crate::support::game(&mut games, &running.game).await.version;
+    let now = crate::support::play(&mut games, &running.game, &seat_keys(running), 10).await;
+    assert!(now > at, "{running:?} plays on");
+    drop(games);
+    server.stop().await;
+
+    // A crash between rounds: round 2's last game ends, and the server
+    // stops before it records the result (and pairs round 3).
+    finish_offline(dir.path(), &running.game).await;
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(stored.tournament.round(), 2);
+    assert_eq!(without_result(&stored), std::slice::from_ref(&running.game));
+
+    // Life 3: the restart records it, pairs round 3 and creates its games.
+    let server = league_server_on(dir.path(), Registration::Open).await;
+    let paired = watch_until(&server, &name, "round 3", |m| {
+        m.tournament.as_ref().unwrap().current_round == 3
+    })
+    .await;
+    let tournament = paired.tournament.unwrap();
+    assert!(tournament.paired_rounds[1].tables[1].games[0].ended);
+    let mut games = server.client().await;
+    for game in tournament.paired_rounds[2].tables.iter().flat_map(|t| &t.games) {
+        crate::support::play_to_end(&mut games, &game.game, &seat_keys(game)).await;
+    }
+    let end = finish(&server, &name, Duration::from_secs(30)).await;
+    let tournament = end.tournament.unwrap();
+    let standings = end.standings.unwrap();
+    assert_eq!(tournament.status, proto::TournamentStatus::Finished as i32);
+    assert_eq!(tournament.paired_rounds.len(), 3);
+    assert!(standings.r#final);
+    assert_eq!(standings.standings.len(), 4);
+    // Every result is its game's: the places and scores the game shows,
+    // the one that ended offline included.
+    for game in tournament
+        .paired_rounds
+        .iter()
+        .flat_map(|r| &r.tables)
+        .flat_map(|t| &t.games)
+    {
+        let shown = crate::support::game(&mut games, &game.game).await;
+        assert_eq!(shown.status, proto::GameStatus::Finished as i32, "{}", game.game);
+        let ranks: Vec<u32> = shown.players.iter().map(|p| p.rank).collect();
+        let scores: Vec<u32> = shown.players.iter().map(|p| p.score).collect();
+        assert_eq!((&game.ranks, &game.scores), (&ranks, &scores), "{}", game.game);
+    }
+    drop(games);
+    server.stop().await;
+
+    // What was served is what the stored events fold to, and each round's
+    // pairing what the pairing function gives from the events before it.
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(
+        carcassonne::tournaments::view::tournament_view(&stored),
+        tournament
+    );
+    assert_eq!(carcassonne::tournaments::view::standings_view(&stored), standings);
+    check_replay(dir.path(), &tournament);
 }
 
 #[tokio::test]
