@@ -23,15 +23,25 @@ pub async fn league_server(
     registration: carcassonne::players::Registration,
 ) -> (TestServer, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
+    let server = league_server_on(dir.path(), registration).await;
+    (server, dir)
+}
+
+/// A server with the admin key on the store in `data`: started again on
+/// the store of a stopped one, a restart.
+pub async fn league_server_on(
+    data: &std::path::Path,
+    registration: carcassonne::players::Registration,
+) -> TestServer {
     let server = TestServer::start_with(ServerConfig {
-        data: dir.path().to_owned(),
+        data: data.to_owned(),
         admin_key: Some(ADMIN_KEY.to_owned()),
         registration,
         ..ServerConfig::default()
     })
     .await;
     let _ = server.client().await;
-    (server, dir)
+    server
 }
 
 pub async fn players_client(server: &TestServer) -> PlayerServiceClient<Channel> {

@@ -338,20 +338,40 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
         .into_inner()
         .changes;
     assert_eq!(cleo_history.len(), 1, "the aborted game changes no rating");
-    let board = players
-        .get_leaderboard(proto::GetLeaderboardRequest {
-            pool: proto::RatingPool::Duel as i32,
-            limit: 0,
-        })
-        .await
-        .unwrap()
-        .into_inner();
-    assert_eq!(board.entries.len(), 2);
-    let served: Vec<_> = board
-        .entries
-        .iter()
-        .map(|e| (e.player.clone(), e.rating.unwrap().value))
-        .collect();
+    // Everything served of the ratings: both pools' leaderboards (rank,
+    // player, value, deviation, games) and each player's own ratings.
+    let mut served = Vec::new();
+    for pool in [proto::RatingPool::Duel, proto::RatingPool::Multiplayer] {
+        let board = players
+            .get_leaderboard(proto::GetLeaderboardRequest {
+                pool: pool as i32,
+                limit: 0,
+            })
+            .await
+            .unwrap()
+            .into_inner();
+        let entries: Vec<_> = board
+            .entries
+            .into_iter()
+            .map(|e| (e.rank, e.player, e.rating.unwrap()))
+            .collect();
+        served.push(entries);
+    }
+    assert_eq!(served[0].len(), 2, "Ada and Brun's duel: {served:?}");
+    assert_eq!(served[1].len(), 3, "the game of three: {served:?}");
+    let mut served_players = Vec::new();
+    for name in ["Ada", "Brun", "Cleo"] {
+        let player = players
+            .get_player(proto::GetPlayerRequest {
+                name: format!("players/{name}"),
+            })
+            .await
+            .unwrap()
+            .into_inner()
+            .player
+            .unwrap();
+        served_players.push((player.duel_rating, player.multiplayer_rating));
+    }
     drop(players);
     server.stop().await;
     // Recomputed from the stored results alone: the same numbers.
@@ -361,10 +381,49 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
     let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
     assert_eq!(stored.len(), 2, "two rated games ended");
     let (ratings, _) = carcassonne::ratings::fold(&stored).unwrap();
-    let recomputed: Vec<_> = ratings
-        .leaderboard(carcassonne_competition::Pool::Duel)
-        .into_iter()
-        .map(|(name, rating)| (format!("players/{name}"), rating.value))
-        .collect();
+    let view = |rating: carcassonne_competition::Rating| proto::Rating {
+        value: rating.value,
+        deviation: rating.deviation,
+        games: rating.games,
+    };
+    let recomputed: Vec<Vec<_>> = [
+        carcassonne_competition::Pool::Duel,
+        carcassonne_competition::Pool::Multiplayer,
+    ]
+    .into_iter()
+    .map(|pool| {
+        ratings
+            .leaderboard(pool)
+            .into_iter()
+            .enumerate()
+            .map(|(i, (name, rating))| (i as u32 + 1, format!("players/{name}"), view(rating)))
+            .collect()
+    })
+    .collect();
+    // Bit for bit: the same results folded give the same floats.
     assert_eq!(served, recomputed);
+    let recomputed_players: Vec<_> = ["Ada", "Brun", "Cleo"]
+        .into_iter()
+        .map(|name| {
+            let name = carcassonne_competition::PlayerName::new(name).unwrap();
+            (
+                ratings
+                    .rating(carcassonne_competition::Pool::Duel, &name)
+                    .map(view),
+                ratings
+                    .rating(carcassonne_competition::Pool::Multiplayer, &name)
+                    .map(view),
+            )
+        })
+        .collect();
+    assert_eq!(served_players, recomputed_players);
+    // Cleo played no rated duel; everyone played one rated game per pool,
+    // which left them less uncertain than the starting deviations.
+    assert_eq!(served_players[2].0, None);
+    for (entries, start) in served.iter().zip([350.0, 25.0 / 3.0]) {
+        for (_, _, rating) in entries {
+            assert_eq!(rating.games, 1, "{served:?}");
+            assert!(rating.deviation < start, "{served:?}");
+        }
+    }
 }

@@ -1,18 +1,21 @@
 //! Tournaments run by the server to their end, with bots playing through
 //! their player streams: Swiss with a crashing bot, round robin with
 //! tables of three, matches, duplicate bags, withdrawals, and pairings
-//! recomputed from the stored events.
+//! recomputed from the stored events; a server restarted in the middle
+//! of one (and stopped before recording a round's last result) carries on.
 
 use std::collections::{BTreeSet, HashMap};
 use std::sync::Arc;
 use std::time::Duration;
 
 use carcassonne::players::Registration;
-use carcassonne::proto;
+use carcassonne::proto::{self, game_event::Event as E};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
 
-use crate::bots::{self, Behaviour, Played, league_server, organiser, register, tournaments_client};
+use crate::bots::{
+    self, Behaviour, Played, league_server, league_server_on, organiser, register, tournaments_client,
+};
 use crate::support::{TestServer, reason, with_token};
 
 /// Every game with a clock: a decision not made in 2 s forfeits the seat.
@@ -181,6 +184,73 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
         .find(|s| s.player == "players/Bot3")
         .unwrap();
     assert_eq!(crashed.points, "0", "{crashed:?}");
+    assert_eq!(crashed.games, 3, "{crashed:?}");
+    // Every round after the crash was paired, its tables seating all eight
+    // (the crashed bot included: nobody withdrew it), and every game of it
+    // has its result.
+    for (index, round) in tournament.paired_rounds.iter().enumerate() {
+        assert_eq!(round.round, index as u32 + 1);
+        let seated: BTreeSet<&String> = round.tables.iter().flat_map(|t| &t.players).collect();
+        assert_eq!(seated.len(), 8, "round {}: {round:?}", round.round);
+        assert!(
+            round.tables.iter().flat_map(|t| &t.games).all(|g| g.ended),
+            "round {}: {round:?}",
+            round.round
+        );
+    }
+    // The bot crashed after its fifth action, in its round-1 game.
+    assert_eq!(played[3].actions.load(std::sync::atomic::Ordering::SeqCst), 5);
+    // Every game it sat in, the one it crashed in and those of the later
+    // rounds, ended because its clock ran out: its last decision went
+    // unanswered for the 2 s of the clock, the server timed it out and it
+    // lost, the only seat out.
+    let mut games = server.client().await;
+    let mut watcher = server.watcher().await;
+    for round in &tournament.paired_rounds {
+        let played = round
+            .tables
+            .iter()
+            .flat_map(|t| &t.games)
+            .find(|g| g.seats.iter().any(|s| s == "players/Bot3"))
+            .unwrap_or_else(|| panic!("round {}: Bot3 is seated", round.round));
+        let seat = played.seats.iter().position(|s| s == "players/Bot3").unwrap();
+        let game = crate::support::game(&mut games, &played.game).await;
+        let ending = game.ending.as_ref().unwrap();
+        assert_eq!(
+            (ending.reason(), ending.seat),
+            (proto::EndReason::OutOfTime, seat as u32),
+            "{}",
+            played.game
+        );
+        let statuses: Vec<_> = game.players.iter().map(|p| p.status()).collect();
+        let mut expected = vec![proto::SeatStatus::Playing; 2];
+        expected[seat] = proto::SeatStatus::OutOfTime;
+        assert_eq!(statuses, expected, "{}", played.game);
+        assert_eq!(played.ranks[seat], 2, "{}: {played:?}", played.game);
+        let events = game_events(&mut watcher, &played.game).await;
+        let actions = events.iter().filter(|e| e.seat == Some(seat as u32)).count();
+        assert_eq!(
+            actions,
+            if round.round == 1 { 5 } else { 0 },
+            "{}: Bot3's actions",
+            played.game
+        );
+        let [.., pending_since, last] = events.as_slice() else {
+            panic!("{}: {events:?}", played.game);
+        };
+        assert!(
+            matches!(last.event, Some(E::TimedOut(proto::TimedOut { seat: s })) if s == seat as u32)
+                && last.finished,
+            "{}: {last:?}",
+            played.game
+        );
+        assert!(
+            last.time_ms - pending_since.time_ms >= 2_000,
+            "{}: timed out {} ms after its decision became pending",
+            played.game,
+            last.time_ms - pending_since.time_ms
+        );
+    }
     // No pairing repeated.
     let rounds = meetings(&tournament);
     let all: Vec<_> = rounds.iter().flatten().collect();
@@ -213,6 +283,18 @@ async fn an_eight_player_swiss_runs_to_its_end_even_when_a_bot_crashes_mid_game(
     check_replay(dir.path(), &tournament);
 }
 
+/// Every event of a game, as a replay from its creation shows them.
+async fn game_events(
+    watcher: &mut proto::watch_service_client::WatchServiceClient<tonic::transport::Channel>,
+    name: &str,
+) -> Vec<proto::GameEvent> {
+    crate::support::replay(watcher, crate::support::replay_request(name, Some(1), None))
+        .await
+        .into_iter()
+        .map(|step| step.event.unwrap())
+        .collect()
+}
+
 /// Folds the tournament's stored events again and compares every round's
 /// pairing with what the pairing function gives from the events before it.
 fn check_replay(data: &std::path::Path, served: &proto::Tournament) {
@@ -238,6 +320,247 @@ fn check_replay(data: &std::path::Path, served: &proto::Tournament) {
     }
     assert_eq!(rounds, served.paired_rounds.len());
     assert!(tournament.is_finished());
+}
+
+/// A tournament's stored events, folded afresh by the competition crate
+/// alone (the server is stopped: this opens its store).
+fn stored_fold(data: &std::path::Path, name: &str) -> carcassonne::tournaments::Held {
+    let store = carcassonne_store::SledStore::open(data, carcassonne_store::StoreConfig::default()).unwrap();
+    let id = name.trim_start_matches("tournaments/");
+    let stream = carcassonne_store::GameId::new(format!("@tournament/{id}")).unwrap();
+    let stored = carcassonne_store::EventStore::read_game(&store, &stream, 1).unwrap();
+    let events: Vec<_> = stored
+        .iter()
+        .map(|e| carcassonne_competition::TournamentEvent::decode(&e.payload).unwrap())
+        .collect();
+    let mut tournament = carcassonne_competition::Tournament::from_event(id, &events[0]).unwrap();
+    for event in &events[1..] {
+        tournament.apply(event);
+    }
+    carcassonne::tournaments::Held {
+        tournament,
+        version: stored.last().unwrap().seq,
+    }
+}
+
+/// The ids of the tournament's games without a result, as stored.
+fn without_result(held: &carcassonne::tournaments::Held) -> Vec<String> {
+    held.tournament
+        .pending_games()
+        .map(|g| format!("games/{}", g.id))
+        .collect()
+}
+
+/// Follows a tournament's stream until `done`; returns that message.
+async fn watch_until(
+    server: &TestServer,
+    name: &str,
+    what: &str,
+    done: impl Fn(&proto::WatchTournamentResponse) -> bool,
+) -> proto::WatchTournamentResponse {
+    let mut client = tournaments_client(server).await;
+    let mut stream = client
+        .watch_tournament(proto::WatchTournamentRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let follow = async {
+        while let Some(message) = stream.next().await {
+            let message = message.unwrap();
+            if done(&message) {
+                return message;
+            }
+        }
+        panic!("{name}'s stream ended before {what}");
+    };
+    tokio::time::timeout(Duration::from_secs(30), follow)
+        .await
+        .unwrap_or_else(|_| panic!("{name}: no {what} within 30 s"))
+}
+
+/// The tournament and its standings as GetTournament and GetStandings
+/// serve them.
+async fn served(server: &TestServer, name: &str) -> (proto::Tournament, proto::Standings) {
+    let mut client = tournaments_client(server).await;
+    let tournament = client
+        .get_tournament(proto::GetTournamentRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let standings = client
+        .get_standings(proto::GetStandingsRequest {
+            name: name.to_owned(),
+        })
+        .await
+        .unwrap()
+        .into_inner()
+        .standings
+        .unwrap();
+    (tournament, standings)
+}
+
+/// Plays the rest of a game as a server would have, then stops, as if it
+/// crashed right after storing the game's last event: every legal action
+/// appended to the store in `data` directly, never seen by a server's
+/// recorder.
+async fn finish_offline(data: &std::path::Path, name: &str) {
+    use carcassonne::games::{Acting, Games, Settled};
+    let store = Arc::new(
+        carcassonne_store::SledStore::open(data, carcassonne_store::StoreConfig::default()).unwrap(),
+    );
+    let games = Games::new(store.clone(), 16);
+    let id = carcassonne_store::GameId::new(name.trim_start_matches("games/")).unwrap();
+    for step in 0.. {
+        let loaded = games.load(&id).unwrap();
+        if loaded.game.is_finished() {
+            break;
+        }
+        let seat = loaded.game.pending().player().unwrap();
+        let commands = loaded.game.legal_commands();
+        let command = commands[step % commands.len()];
+        let request = carcassonne_store::RequestId::new(format!("offline-{step}")).unwrap();
+        let version = loaded.version;
+        let Acting::InFlight(written) = games
+            .act_as(loaded, &id, seat, version, &request, &command)
+            .unwrap()
+        else {
+            panic!("{name}: a new request id is no retry");
+        };
+        let Settled::Acted(_) = games.settle(written).await.unwrap() else {
+            panic!("{name}: nobody else acts");
+        };
+    }
+    drop(games);
+    store.close().unwrap();
+}
+
+#[tokio::test]
+async fn a_server_restarted_mid_tournament_carries_on_to_the_standings_its_stored_events_give() {
+    let (server, dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut keys = HashMap::new();
+    let mut names = Vec::new();
+    for i in 0..4 {
+        let name = format!("Player{i}");
+        keys.insert(format!("players/{name}"), register(&server, &name).await);
+        names.push(name);
+    }
+    let seat_keys = |game: &proto::TournamentGame| -> Vec<String> {
+        game.seats.iter().map(|s| keys[s].clone()).collect()
+    };
+    // The test plays every action itself; nothing waits for a clock, so a
+    // long one keeps a slow machine from timing anyone out.
+    let request = proto::CreateTournamentRequest {
+        time_control: Some(proto::TimeControl {
+            decision_ms: 60_000,
+            ..fast_clock()
+        }),
+        ..tournament_request("restarted-swiss-001", &names)
+    };
+    let created = tournaments_client(&server)
+        .await
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let name = created.name.clone();
+    let mut games = server.client().await;
+
+    // Life 1: round 1 is played; of round 2, one game to its end (its
+    // result recorded) and the other one 10 actions in.
+    for game in created.paired_rounds[0].tables.iter().flat_map(|t| &t.games) {
+        crate::support::play_to_end(&mut games, &game.game, &seat_keys(game)).await;
+    }
+    let paired = watch_until(&server, &name, "round 2", |m| {
+        m.tournament.as_ref().unwrap().current_round == 2
+    })
+    .await;
+    let round_two = paired.tournament.unwrap().paired_rounds[1].clone();
+    let [ended, running] = [&round_two.tables[0].games[0], &round_two.tables[1].games[0]];
+    crate::support::play_to_end(&mut games, &ended.game, &seat_keys(ended)).await;
+    crate::support::play(&mut games, &running.game, &seat_keys(running), 10).await;
+    watch_until(&server, &name, "the first result of round 2", |m| {
+        m.tournament.as_ref().unwrap().paired_rounds[1].tables[0].games[0].ended
+    })
+    .await;
+    let before = served(&server, &name).await;
+    drop(games);
+    server.stop().await;
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(stored.tournament.round(), 2);
+    assert_eq!(without_result(&stored), std::slice::from_ref(&running.game));
+
+    // Life 2: the tournament is served as it was, and the running game
+    // goes on where it stopped.
+    let server = league_server_on(dir.path(), Registration::Open).await;
+    assert_eq!(served(&server, &name).await, before, "after the restart");
+    let mut games = server.client().await;
+    let at = crate::support::game(&mut games, &running.game).await.version;
+    let now = crate::support::play(&mut games, &running.game, &seat_keys(running), 10).await;
+    assert!(now > at, "{running:?} plays on");
+    drop(games);
+    server.stop().await;
+
+    // A crash between rounds: round 2's last game ends, and the server
+    // stops before it records the result (and pairs round 3).
+    finish_offline(dir.path(), &running.game).await;
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(stored.tournament.round(), 2);
+    assert_eq!(without_result(&stored), std::slice::from_ref(&running.game));
+
+    // Life 3: the restart records it, pairs round 3 and creates its games.
+    let server = league_server_on(dir.path(), Registration::Open).await;
+    let paired = watch_until(&server, &name, "round 3", |m| {
+        m.tournament.as_ref().unwrap().current_round == 3
+    })
+    .await;
+    let tournament = paired.tournament.unwrap();
+    assert!(tournament.paired_rounds[1].tables[1].games[0].ended);
+    let mut games = server.client().await;
+    for game in tournament.paired_rounds[2].tables.iter().flat_map(|t| &t.games) {
+        crate::support::play_to_end(&mut games, &game.game, &seat_keys(game)).await;
+    }
+    let end = finish(&server, &name, Duration::from_secs(30)).await;
+    let tournament = end.tournament.unwrap();
+    let standings = end.standings.unwrap();
+    assert_eq!(tournament.status, proto::TournamentStatus::Finished as i32);
+    assert_eq!(tournament.paired_rounds.len(), 3);
+    assert!(standings.r#final);
+    assert_eq!(standings.standings.len(), 4);
+    // Every result is its game's: the places and scores the game shows,
+    // the one that ended offline included.
+    for game in tournament
+        .paired_rounds
+        .iter()
+        .flat_map(|r| &r.tables)
+        .flat_map(|t| &t.games)
+    {
+        let shown = crate::support::game(&mut games, &game.game).await;
+        assert_eq!(shown.status, proto::GameStatus::Finished as i32, "{}", game.game);
+        let ranks: Vec<u32> = shown.players.iter().map(|p| p.rank).collect();
+        let scores: Vec<u32> = shown.players.iter().map(|p| p.score).collect();
+        assert_eq!((&game.ranks, &game.scores), (&ranks, &scores), "{}", game.game);
+    }
+    drop(games);
+    server.stop().await;
+
+    // What was served is what the stored events fold to, and each round's
+    // pairing what the pairing function gives from the events before it.
+    let stored = stored_fold(dir.path(), &name);
+    assert_eq!(
+        carcassonne::tournaments::view::tournament_view(&stored),
+        tournament
+    );
+    assert_eq!(carcassonne::tournaments::view::standings_view(&stored), standings);
+    check_replay(dir.path(), &tournament);
 }
 
 #[tokio::test]
@@ -338,10 +661,55 @@ async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share
             seeds_by_index[index].insert(game.seed);
         }
     }
-    // Every table of the round drew the same tiles: the same seed.
+    // Every table of the round deals game g with the same seed.
     assert_eq!(seeds_by_index[0].len(), 1);
     assert_eq!(seeds_by_index[1].len(), 1);
     assert_ne!(seeds_by_index[0], seeds_by_index[1]);
+    // And the tiles each table actually drew, in draw order (discarded
+    // ones included: a draw event each), are the same for game g at every
+    // table: all of them when both games ended with the last tile, else as
+    // far as both went.
+    let mut watcher = server.watcher().await;
+    let mut draws_by_index: Vec<Vec<(Vec<String>, bool)>> = vec![Vec::new(), Vec::new()];
+    for table in &round.tables {
+        for (index, played) in table.games.iter().enumerate() {
+            let events = game_events(&mut watcher, &played.game).await;
+            let drawn: Vec<String> = events
+                .iter()
+                .filter_map(|e| match &e.event {
+                    Some(E::TileDrawn(drawn)) => Some(drawn.kind.clone()),
+                    _ => None,
+                })
+                .collect();
+            let ending = crate::support::game(&mut games, &played.game)
+                .await
+                .ending
+                .unwrap();
+            draws_by_index[index].push((drawn, ending.reason() == proto::EndReason::Normal));
+        }
+    }
+    for (index, tables) in draws_by_index.iter().enumerate() {
+        let [(first, first_whole), (second, second_whole)] = tables.as_slice() else {
+            panic!("game {index}: two tables");
+        };
+        let common = first.len().min(second.len());
+        assert!(
+            common > 1,
+            "game {index}: {} and {} draws",
+            first.len(),
+            second.len()
+        );
+        assert_eq!(
+            first[..common],
+            second[..common],
+            "game {index}: the tables' draws"
+        );
+        if *first_whole && *second_whole {
+            assert_eq!(first, second, "game {index}: every tile of the bag");
+        }
+    }
+    // The two games of a match are dealt differently.
+    assert_ne!(draws_by_index[0][0].0, draws_by_index[1][0].0);
     // The signed archive holds every game and the tournament's own log.
     let mut chunks = client
         .export_tournament_archive(proto::ExportTournamentArchiveRequest {
