@@ -226,6 +226,27 @@ async fn play(settings: &Settings, data: &std::path::Path) -> (String, Vec<u8>, 
     for bot in bots {
         bot.abort();
     }
+    // The archive waits for the last ratings to be stored: the server says
+    // "ask again" (TOURNAMENT_STATE) until then.
+    let ratings_started = Instant::now();
+    loop {
+        let asked = tournaments
+            .export_tournament_archive(proto::ExportTournamentArchiveRequest {
+                name: created.name.clone(),
+            })
+            .await;
+        match asked {
+            Err(status) if status.code() == tonic::Code::FailedPrecondition => {
+                assert!(ratings_started.elapsed() < Duration::from_secs(60), "{status:?}");
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            asked => break drop(asked.unwrap()),
+        }
+    }
+    println!(
+        "  ratings stored {:.0} ms after the tournament finished",
+        ratings_started.elapsed().as_secs_f64() * 1000.0
+    );
     let export_started = Instant::now();
     let mut chunks = tournaments
         .export_tournament_archive(proto::ExportTournamentArchiveRequest {

@@ -53,7 +53,7 @@ impl Recorder {
         if let Some(tournament) = &seats.tournament {
             self.drive(tournament)?;
         }
-        self.seats.finished(id);
+        self.seats.end_recorded(id);
         Ok(true)
     }
 
@@ -70,7 +70,7 @@ impl Recorder {
         self.players.refresh(u64::MAX)?;
         self.ratings.refresh(u64::MAX)?;
         self.tournaments.refresh_all()?;
-        for (id, seats) in self.seats.open_recorded_games() {
+        for (id, seats) in self.seats.ends_to_record() {
             self.record(&id, &seats)?;
         }
         for tournament in self.tournaments.ids() {

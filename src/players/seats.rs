@@ -56,6 +56,10 @@ struct Index {
     by_player: HashMap<String, BTreeSet<GameId>>,
     /// Games known to be over: never a player's pending business again.
     finished: HashSet<GameId>,
+    /// Games whose end the recorder has recorded (rated, or given to their
+    /// tournament). Not `finished`: a player's stream learns of an end
+    /// before the recorder may have recorded it.
+    ends_recorded: HashSet<GameId>,
 }
 
 /// The index of players' seats.
@@ -131,6 +135,13 @@ impl Seats {
         index.finished.insert(id.clone());
     }
 
+    /// Notes that the recorder has recorded a game's end.
+    pub fn end_recorded(&self, id: &GameId) {
+        let mut index = self.index.write().unwrap_or_else(PoisonError::into_inner);
+        index.finished.insert(id.clone());
+        index.ends_recorded.insert(id.clone());
+    }
+
     /// The games of player `name` not known to be over, in id order.
     pub fn open_games_of(&self, name: &str) -> Vec<GameId> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
@@ -145,13 +156,13 @@ impl Seats {
     }
 
     /// Every known game whose end must be recorded (rated or a
-    /// tournament's) and that is not known to be over.
-    pub fn open_recorded_games(&self) -> Vec<(GameId, Arc<GameSeats>)> {
+    /// tournament's) and is not yet.
+    pub fn ends_to_record(&self) -> Vec<(GameId, Arc<GameSeats>)> {
         let index = self.index.read().unwrap_or_else(PoisonError::into_inner);
         let mut games: Vec<_> = index
             .games
             .iter()
-            .filter(|(id, seats)| seats.recorded() && !index.finished.contains(*id))
+            .filter(|(id, seats)| seats.recorded() && !index.ends_recorded.contains(*id))
             .map(|(id, seats)| (id.clone(), seats.clone()))
             .collect();
         games.sort_by(|a, b| a.0.cmp(&b.0));

@@ -427,3 +427,41 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
         }
     }
 }
+
+/// A player's stream learns that a game is over before the recorder may
+/// have recorded its end (the recorder fell behind the server-wide
+/// stream): the game must stay among those the recorder's catch-up
+/// records, or its rating is never stored (the 64-player tournament
+/// bench found a rated game left unrated that way).
+#[test]
+fn a_game_a_player_saw_end_is_still_recorded_until_the_recorder_has() {
+    use carcassonne::games::stored::Opened;
+    use carcassonne::players::seats::Seats;
+    use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+    let id = GameId::new("rated-1").unwrap();
+    let opened = Opened {
+        token_hashes: vec![Default::default(); 2],
+        accounts: vec![Some("Ada".into()), Some("Brun".into())],
+        rated: true,
+        ..Opened::default()
+    };
+    store
+        .append(&id, 0, &RequestId::none(), &[opened.to_new_event()])
+        .unwrap();
+    let seats = Seats::build(store).unwrap();
+    let to_record =
+        |seats: &Seats| -> Vec<GameId> { seats.ends_to_record().into_iter().map(|(id, _)| id).collect() };
+    assert_eq!(to_record(&seats), [id.clone()]);
+    // Ada's stream saw the end.
+    seats.finished(&id);
+    assert!(seats.open_games_of("Ada").is_empty());
+    assert_eq!(
+        to_record(&seats),
+        [id.clone()],
+        "the recorder's catch-up would skip it"
+    );
+    seats.end_recorded(&id);
+    assert!(to_record(&seats).is_empty());
+}
