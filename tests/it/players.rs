@@ -453,13 +453,13 @@ fn a_game_a_player_saw_end_is_still_recorded_until_the_recorder_has() {
     let seats = Seats::build(store).unwrap();
     let to_record =
         |seats: &Seats| -> Vec<GameId> { seats.ends_to_record().into_iter().map(|(id, _)| id).collect() };
-    assert_eq!(to_record(&seats), [id.clone()]);
+    assert_eq!(to_record(&seats), std::slice::from_ref(&id));
     // Ada's stream saw the end.
     seats.finished(&id);
     assert!(seats.open_games_of("Ada").is_empty());
     assert_eq!(
         to_record(&seats),
-        [id.clone()],
+        std::slice::from_ref(&id),
         "the recorder's catch-up would skip it"
     );
     seats.end_recorded(&id);
