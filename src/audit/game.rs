@@ -3,7 +3,7 @@
 
 use carcassonne_archive::Archive;
 use carcassonne_engine::record::Record;
-use carcassonne_engine::{Ending, Game, Seed};
+use carcassonne_engine::{Ending, Game, Seat, Seed};
 use carcassonne_store::GameId;
 
 use super::{At, Checks, Finding};
@@ -56,6 +56,10 @@ pub struct AuditedGame {
     /// The creation's seed, which the revealed one and the commitment
     /// match.
     pub seed: Seed,
+    /// The seats the server resigned because their player withdrew from
+    /// the game's tournament (request id `~withdrawn/<seat>`), each with
+    /// the sequence number of its first event in the log.
+    pub withdrawn: Vec<(Seat, u64)>,
 }
 
 /// The audit of an archive of kind `game`: the game `subject`, and no file
@@ -151,9 +155,18 @@ pub fn audit_game(archive: &Archive, id: &str, checks: &mut Checks) -> Result<Au
         &paths.record,
         "the event log's record, turn by turn: setup, clocks, timeline and result",
     );
+    let mut withdrawn: Vec<(Seat, u64)> = Vec::new();
+    for event in &stored {
+        if let Some(seat) = crate::games::withdrawal_seat(event.request_id.as_str())
+            && !withdrawn.iter().any(|(s, _)| *s == seat)
+        {
+            withdrawn.push((seat, event.seq));
+        }
+    }
     Ok(AuditedGame {
         record,
         seed,
+        withdrawn,
         opened: loaded.opened,
         game: loaded.game,
     })

@@ -9,7 +9,9 @@
 //! 3. every game with the checks of VerifyGame ([`super::game::audit_game`]),
 //!    and that it is the tournament's: its opening names the tournament,
 //!    rated as it is, its rules and clock the tournament's;
-//! 4. every result in the log is the audited game's ranking and scores;
+//! 4. every result in the log is the audited game's ranking and scores,
+//!    and every seat the server resigned for a withdrawal (`~withdrawn/`)
+//!    is a player the log withdraws before that result;
 //! 5. every round's pairing is `pairing/1`'s from the events before it,
 //!    and every game seats its table and is dealt the seed the
 //!    tournament's seed gives it (duplicate bags: alike at every table);
@@ -85,6 +87,15 @@ pub fn audit(archive: &Archive, subject: &str, checks: &mut Checks) -> Result<()
         format!(
             "every result ({}) is its audited game's ranking and scores (or abort)",
             counted(n, "result")
+        ),
+    );
+    let resigned = withdrawals(&folded, &games)?;
+    checks.pass(
+        EVENTS,
+        format!(
+            "every seat the server resigned for a withdrawal ({}) is a player the log withdrew \
+             before the game's result",
+            counted(resigned, "seat")
         ),
     );
     log::pairings(&folded, checks)?;
@@ -300,6 +311,64 @@ fn results(folded: &log::Folded, games: &BTreeMap<String, AuditedGame>) -> Resul
         }
     }
     Ok(())
+}
+
+/// Every seat the server resigned because its player withdrew (the
+/// resignation's request id `~withdrawn/<seat>`) is a player the log
+/// withdraws before it records the game's result: the server resigns a
+/// seat only once the withdrawal is stored, and the game's result only
+/// after it ends. Returns how many seats there were.
+fn withdrawals(folded: &log::Folded, games: &BTreeMap<String, AuditedGame>) -> Result<usize, Finding> {
+    let mut resigned = 0;
+    for scheduled in folded.tournament.games() {
+        let Some(game) = games.get(&scheduled.id) else {
+            continue;
+        };
+        let result = folded.result_at.get(&scheduled.id).copied().unwrap_or(0);
+        for &(seat, seq) in &game.withdrawn {
+            resigned += 1;
+            let Some(player) = scheduled.seats.get(usize::from(seat.0)) else {
+                return Err(Finding::file(
+                    Some(&GamePaths::of(&scheduled.id).events),
+                    format!(
+                        "event {seq}: the server resigned seat {} for a withdrawal; the game has {} seats",
+                        seat.0,
+                        scheduled.seats.len()
+                    ),
+                ));
+            };
+            let resignation = format!(
+                "game {}: the server resigned seat {} ({player}) for a withdrawal (event {seq} of its log)",
+                scheduled.id, seat.0
+            );
+            match folded.withdrawn_at.get(player) {
+                Some(&withdrawn) if withdrawn < result => {}
+                Some(&withdrawn) => {
+                    return Err(Finding {
+                        file: Some(EVENTS.to_owned()),
+                        at: Some(At::Event(withdrawn)),
+                        rule: None,
+                        error: format!(
+                            "event {withdrawn}: {player} withdrawn after the result of game {} \
+                             (event {result}); {resignation}",
+                            scheduled.id
+                        ),
+                    });
+                }
+                None => {
+                    return Err(Finding {
+                        file: Some(EVENTS.to_owned()),
+                        at: Some(At::Event(result)),
+                        rule: None,
+                        error: format!(
+                            "event {result}: {resignation}, but the log withdraws {player} nowhere"
+                        ),
+                    });
+                }
+            }
+        }
+    }
+    Ok(resigned)
 }
 
 /// Every game seats its table's players in the order the tournament gives

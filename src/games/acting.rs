@@ -88,6 +88,24 @@ fn server_request(kind: &str, seq: u64) -> Result<RequestId, ApiError> {
 /// The first character of the server's own request ids.
 pub const SERVER_REQUEST_PREFIX: char = '~';
 
+/// The request id of the resignation the server makes for `seat` when its
+/// player withdraws from a tournament: `~withdrawn/1`.
+fn withdrawal_request(seat: Seat) -> Result<RequestId, ApiError> {
+    server_request("withdrawn", u64::from(seat.0))
+}
+
+/// The seat whose resignation the server made for a tournament withdrawal,
+/// if `request_id` is such a resignation's (`~withdrawn/1`): what the
+/// audit of a tournament ties to the log's withdrawals.
+pub fn withdrawal_seat(request_id: &str) -> Option<Seat> {
+    let seat = request_id
+        .strip_prefix(SERVER_REQUEST_PREFIX)?
+        .strip_prefix("withdrawn/")?;
+    // Only as `withdrawal_request` writes it: no sign, no leading zero.
+    let number: u8 = seat.parse().ok()?;
+    (number.to_string() == seat).then_some(Seat(number))
+}
+
 /// The runtime a settling finishes on if its caller goes away.
 fn runtime() -> Result<tokio::runtime::Handle, ApiError> {
     tokio::runtime::Handle::try_current()
@@ -429,7 +447,7 @@ impl Games {
         if loaded.game.is_finished() || loaded.game.out_reason(seat).is_some() {
             return Ok(None);
         }
-        let request_id = server_request("withdrawn", u64::from(seat.0))?;
+        let request_id = withdrawal_request(seat)?;
         if self
             .store
             .find_request(id, &request_id)

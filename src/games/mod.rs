@@ -23,7 +23,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use carcassonne_engine::{Effect, Event, Game, Seat, Seed, Setup};
 use carcassonne_store::{EventStore, GameId, RequestId, StoreError, StoredEvent};
 
-pub use self::acting::{ActInFlight, Acted, Acting, Asked, SERVER_REQUEST_PREFIX, Settled, TimeoutOutcome};
+pub use self::acting::{
+    ActInFlight, Acted, Acting, Asked, SERVER_REQUEST_PREFIX, Settled, TimeoutOutcome, withdrawal_seat,
+};
 use self::cache::Cache;
 use self::stored::{Loaded, Opened, new_event};
 use self::timekeeper::{Deadline, DeadlineSender};

@@ -2,6 +2,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod admin_key;
 mod archive;
 mod bench_verdict;
 mod bot_cli;

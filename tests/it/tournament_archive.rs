@@ -42,17 +42,34 @@ pub(crate) async fn export(server: &TestServer, name: &str) -> Vec<u8> {
 async fn played(
     request: impl FnOnce(&[String]) -> proto::CreateTournamentRequest,
 ) -> (TestServer, tempfile::TempDir, String, Vec<u8>) {
+    played_withdrawing(request, None).await
+}
+
+/// [`played`], with bot number `withdrawn` (if any) never acting and
+/// withdrawn by the organiser as soon as the tournament is created, while
+/// its round-1 game runs: the server resigns its seat there.
+async fn played_withdrawing(
+    request: impl FnOnce(&[String]) -> proto::CreateTournamentRequest,
+    withdrawn: Option<usize>,
+) -> (TestServer, tempfile::TempDir, String, Vec<u8>) {
     let (server, dir) = league_server(Registration::Open).await;
     let boss = organiser(&server, "Organiser").await;
-    let (names, _played, tasks) = start_bots(&server, 4, None).await;
-    let created = tournaments_client(&server)
-        .await
+    let (names, _played, tasks) = start_bots(&server, 4, withdrawn.map(|bot| (bot, 0))).await;
+    let mut client = tournaments_client(&server).await;
+    let created = client
         .create_tournament(with_token(request(names.as_slice()), &boss))
         .await
         .unwrap()
         .into_inner()
         .tournament
         .unwrap();
+    if let Some(bot) = withdrawn {
+        let withdraw = proto::WithdrawPlayerRequest {
+            name: created.name.clone(),
+            player: format!("players/{}", names[bot]),
+        };
+        client.withdraw_player(with_token(withdraw, &boss)).await.unwrap();
+    }
     let end = finish(&server, &created.name, Duration::from_secs(600)).await;
     let tournament = end.tournament.unwrap();
     if tournament.rated {
@@ -433,5 +450,152 @@ async fn an_unrated_archive_with_duplicate_bags_passes_the_audit_and_holds_no_ra
         &bytes,
         &key,
         "tournament/standings.json: final: the file states false; the fold gives true",
+    );
+}
+
+/// Changes the list of a log's events with `change`, then numbers them
+/// 1, 2, 3, ... again, their positions and times the original ones in
+/// order: a log that reads as the server's own.
+fn relist(events: &mut Vec<proto::StoredEvent>, change: impl FnOnce(&mut Vec<proto::StoredEvent>)) {
+    let stamps: Vec<(i64, i64)> = events.iter().map(|e| (e.position, e.time_ms)).collect();
+    change(events);
+    for (i, (event, (position, time_ms))) in events.iter_mut().zip(stamps).enumerate() {
+        event.seq = i as i64 + 1;
+        event.position = position;
+        event.time_ms = time_ms;
+    }
+}
+
+/// Whether the stored event is a withdrawal.
+fn is_withdrawal(stored: &proto::StoredEvent) -> bool {
+    matches!(
+        TournamentEvent::decode(&stored.payload).unwrap(),
+        TournamentEvent::Withdrawn { .. }
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_archive_with_a_withdrawal_passes_the_audit_and_tampering_with_the_withdrawal_is_named() {
+    // Bot0 never acts and is withdrawn while its round-1 game runs; the
+    // clock is long, so only the withdrawal ends that game (the server
+    // resigns its seat). Round 2 pairs the three others: a table and a bye.
+    let (server, dir, name, genuine) = played_withdrawing(
+        |names| proto::CreateTournamentRequest {
+            rounds: 2,
+            time_control: Some(proto::TimeControl {
+                decision_ms: 60_000,
+                ..crate::tournaments::fast_clock()
+            }),
+            ..tournament_request("audited-withdrawal-1", names)
+        },
+        Some(0),
+    )
+    .await;
+    server.stop().await;
+    let id = name.strip_prefix("tournaments/").unwrap().to_owned();
+    let stream = format!("@tournament/{id}");
+    let signing = signing_key(dir.path());
+    let key = signing.public_key_hex();
+
+    let (code, out) = audit(&genuine, &["--key", &key]);
+    assert_eq!(code, Some(0), "{out}");
+    assert!(
+        out.contains("2 rounds paired, 3 results, 1 withdrawal, then finished"),
+        "{out}"
+    );
+    assert!(out.ends_with("audit: every check held\n"), "{out}");
+
+    // Bot0's round-1 game, and its seat there, resigned by the server for
+    // the withdrawal (request id `~withdrawn/<seat>`).
+    let archive = Archive::open(&genuine, None).unwrap();
+    let log: Vec<proto::StoredEvent> =
+        serde_json::from_slice(archive.file("tournament/events.json").unwrap()).unwrap();
+    let (game, seat) = log
+        .iter()
+        .find_map(|stored| match TournamentEvent::decode(&stored.payload).unwrap() {
+            TournamentEvent::RoundPaired { round: 1, tables, .. } => tables.into_iter().find_map(|t| {
+                let seat = t.players.iter().position(|p| p.as_str() == "Bot0")?;
+                Some((t.games[0].clone(), seat))
+            }),
+            _ => None,
+        })
+        .unwrap();
+    let game_log: Vec<proto::StoredEvent> =
+        serde_json::from_slice(archive.file(&format!("games/{game}/events.json")).unwrap()).unwrap();
+    assert!(
+        game_log
+            .iter()
+            .any(|e| e.request_id == format!("~withdrawn/{seat}")),
+        "the withdrawal resigned Bot0's seat {seat} of {game}"
+    );
+    let result = log
+        .iter()
+        .find(|e| {
+            matches!(TournamentEvent::decode(&e.payload).unwrap(),
+                TournamentEvent::GameEnded { game: g, .. } if g == game)
+        })
+        .unwrap()
+        .seq;
+    let withdrawal = log.iter().find(|e| is_withdrawal(e)).unwrap().seq;
+    assert!(
+        withdrawal < result,
+        "withdrawn at {withdrawal}, result at {result}"
+    );
+
+    let tampered = |change: &mut dyn FnMut(&mut Vec<proto::StoredEvent>)| {
+        resigned(&genuine, &signing, |f| {
+            edit_log(f, "tournament/events.json", Some(&stream), |events| {
+                change(events)
+            })
+        })
+    };
+
+    // The withdrawal removed from the log, the chain computed again.
+    let bytes = tampered(&mut |events| relist(events, |events| events.retain(|e| !is_withdrawal(e))));
+    check(
+        &bytes,
+        &key,
+        &format!(
+            "tournament/events.json: event {}: game {game}: the server resigned seat {seat} (Bot0) \
+             for a withdrawal (event ",
+            result - 1
+        ),
+    );
+
+    // Another player withdrawn instead.
+    let bytes = tampered(&mut |events| {
+        edit_tournament_event(events, |event| match event {
+            TournamentEvent::Withdrawn { player } => {
+                *player = carcassonne_competition::PlayerName::new("Bot1").unwrap();
+                true
+            }
+            _ => false,
+        });
+    });
+    check(
+        &bytes,
+        &key,
+        &format!(
+            "tournament/events.json: event {result}: game {game}: the server resigned seat {seat} \
+             (Bot0) for a withdrawal (event "
+        ),
+    );
+
+    // The withdrawal moved after the game's result (before round 2 is
+    // paired, so the pairings still follow).
+    let bytes = tampered(&mut |events| {
+        relist(events, |events| {
+            let at = events.iter().position(is_withdrawal).unwrap();
+            let moved = events.remove(at);
+            events.insert(result as usize - 1, moved);
+        })
+    });
+    check(
+        &bytes,
+        &key,
+        &format!(
+            "tournament/events.json: event {result}: Bot0 withdrawn after the result of game {game} (event {})",
+            result - 1
+        ),
     );
 }

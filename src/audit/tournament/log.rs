@@ -24,6 +24,8 @@ pub struct Folded {
     pub version: u64,
     /// Each game's result: the sequence number of its event.
     pub result_at: HashMap<String, u64>,
+    /// Each withdrawn player: the sequence number of the withdrawal.
+    pub withdrawn_at: HashMap<PlayerName, u64>,
     /// Each `RoundPaired` and the `Finished`: the event, its sequence
     /// number and the tournament before it.
     advances: Vec<(u64, TournamentEvent, Tournament)>,
@@ -92,6 +94,7 @@ pub fn fold(stream: &GameId, json: &str, checks: &mut Checks) -> Result<Folded, 
         .trim_start_matches(crate::tournaments::TOURNAMENT_STREAM_PREFIX);
     let mut tournament = Tournament::from_event(id, created).ok_or_else(|| at(1, "not the creation"))?;
     let mut result_at = HashMap::new();
+    let mut withdrawn_at = HashMap::new();
     let mut advances = Vec::new();
     let (mut results, mut withdrawals) = (0, 0);
     for (seq, event) in &decoded[1..] {
@@ -111,6 +114,7 @@ pub fn fold(stream: &GameId, json: &str, checks: &mut Checks) -> Result<Folded, 
             }
             TournamentEvent::Withdrawn { player } => {
                 withdrawals += 1;
+                withdrawn_at.insert(player.clone(), seq);
                 Some(TournamentCommand::Withdraw {
                     player: player.clone(),
                 })
@@ -160,6 +164,7 @@ pub fn fold(stream: &GameId, json: &str, checks: &mut Checks) -> Result<Folded, 
         tournament,
         version,
         result_at,
+        withdrawn_at,
         advances,
     })
 }
