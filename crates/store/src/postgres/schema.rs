@@ -181,15 +181,16 @@ END $$;
     (
         "V4__appends_in_one_statement",
         r#"
--- An append in one statement, so one round trip: what begin_append and
--- finish_append do (they stay, for nodes of the release before this one
--- during a rolling upgrade), with the envelopes chained here. The client
--- encodes each event's envelope (`p_templates`) with any previous hash
--- and position; this places the real ones at the byte offsets the client
--- names (the previous hash at p_prev_hash_at, 32 bytes; the position at
--- p_position_at, 8 bytes little-endian) and replaces the last 32 bytes,
--- the hash, with the SHA-256 of the rest, as the envelope format says.
--- Outcomes as begin_append's; for 'append', last_hash is the new head's.
+-- An append in one statement, so one round trip: begin_append, the
+-- envelopes chained here, then finish_append (V3's two calls, which nodes
+-- of the release before this one still make during a rolling upgrade).
+-- The client encodes each event's envelope (`p_templates`) with any
+-- previous hash and position; this places the real ones at the byte
+-- offsets the client names (the previous hash at p_prev_hash_at, 32
+-- bytes; the position at p_position_at, 8 bytes little-endian) and
+-- replaces the last 32 bytes, the hash, with the SHA-256 of the rest, as
+-- the envelope format says. Outcomes as begin_append's; for 'append',
+-- last_hash is the new head's.
 CREATE FUNCTION append_events(
     p_game TEXT, p_expected BIGINT, p_request TEXT, p_time BIGINT,
     p_templates BYTEA[], p_prev_hash_at INT, p_position_at INT,
@@ -198,43 +199,21 @@ CREATE FUNCTION append_events(
 ) LANGUAGE plpgsql AS $$
 DECLARE
     n INT := cardinality(p_templates);
-    head games%ROWTYPE;
-    original requests%ROWTYPE;
     envelopes BYTEA[] := '{}';
+    positions BIGINT[] := '{}';
+    seqs BIGINT[] := '{}';
     envelope BYTEA;
     at_position BIGINT;
 BEGIN
-    IF p_expected = 0 THEN
-        INSERT INTO games (game, last_seq, last_hash, created_millis)
-            VALUES (p_game, 0, decode(repeat('00', 32), 'hex'), p_time)
-            ON CONFLICT (game) DO NOTHING;
-    END IF;
-    SELECT * INTO head FROM games WHERE game = p_game FOR UPDATE;
-    seq_to := coalesce(head.last_seq, 0);
-    head_hash := coalesce(head.last_hash, decode(repeat('00', 32), 'hex'));
-    IF p_request <> '' THEN
-        SELECT * INTO original FROM requests WHERE game = p_game AND request_id = p_request;
-        IF FOUND THEN
-            outcome := 'repeat';
-            seq_from := original.first_seq;
-            seq_to := original.last_seq;
-            position_from := original.first_position;
-            position_to := original.last_position;
-            at_millis := original.time_millis;
-            RETURN;
-        END IF;
-    END IF;
-    IF seq_to <> p_expected THEN
-        outcome := 'conflict';
-        RETURN;
-    END IF;
     IF n IS NULL OR n < 1 THEN
         RAISE EXCEPTION 'an append needs at least one event';
     END IF;
-    -- As late as possible: readers wait for this transaction to end before
-    -- they read past its first position.
-    position_from := take_positions(n);
-    position_to := position_from + n - 1;
+    SELECT b.outcome, b.seq_from, b.seq_to, b.position_from, b.position_to, b.at_millis, b.head_hash
+        INTO outcome, seq_from, seq_to, position_from, position_to, at_millis, head_hash
+        FROM begin_append(p_game, p_expected, p_request, n, p_time) AS b;
+    IF outcome <> 'append' THEN
+        RETURN;
+    END IF;
     last_hash := head_hash;
     FOR i IN 1 .. n LOOP
         at_position := position_from + i - 1;
@@ -245,19 +224,13 @@ BEGIN
         envelope := substr(envelope, 1, octet_length(envelope) - 32);
         last_hash := sha256(envelope);
         envelopes := envelopes || (envelope || last_hash);
+        positions := positions || at_position;
+        seqs := seqs || (p_expected + i);
     END LOOP;
-    INSERT INTO events (global_position, game, seq, envelope)
-        SELECT position_from + k - 1, p_game, p_expected + k, e
-        FROM unnest(envelopes) WITH ORDINALITY AS t(e, k);
-    IF p_request <> '' THEN
-        INSERT INTO requests (game, request_id, first_seq, last_seq, first_position, last_position, time_millis)
-            VALUES (p_game, p_request, p_expected + 1, p_expected + n, position_from, position_to, p_time);
-    END IF;
-    UPDATE games SET last_seq = p_expected + n, last_hash = append_events.last_hash WHERE game = p_game;
+    PERFORM finish_append(p_game, positions, seqs, envelopes, p_request, p_time, last_hash);
     seq_from := p_expected + 1;
     seq_to := p_expected + n;
     at_millis := p_time;
-    outcome := 'append';
 END $$;
 "#,
     ),
