@@ -9,9 +9,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use carcassonne::players::Registration;
+use carcassonne::proto::tournament_service_client::TournamentServiceClient;
 use carcassonne::proto::{self, game_event::Event as E};
 use tokio_stream::StreamExt as _;
 use tonic::Code;
+use tonic::transport::Channel;
 
 use crate::bots::{
     self, Behaviour, Played, league_server, league_server_on, organiser, register, tournaments_client,
@@ -76,16 +78,28 @@ pub async fn start_bots(
     (names, played, tasks)
 }
 
-/// Follows a tournament's stream to its end; returns its last message.
-pub async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
+/// A client of the tournament service, and tournament `name`'s stream.
+async fn watch(
+    server: &TestServer,
+    name: &str,
+) -> (
+    TournamentServiceClient<Channel>,
+    tonic::Streaming<proto::WatchTournamentResponse>,
+) {
     let mut client = tournaments_client(server).await;
-    let mut stream = client
+    let stream = client
         .watch_tournament(proto::WatchTournamentRequest {
             name: name.to_owned(),
         })
         .await
         .unwrap()
         .into_inner();
+    (client, stream)
+}
+
+/// Follows a tournament's stream to its end; returns its last message.
+pub async fn finish(server: &TestServer, name: &str, within: Duration) -> proto::WatchTournamentResponse {
+    let (mut client, mut stream) = watch(server, name).await;
     let follow = async {
         let mut last = None;
         while let Some(message) = stream.next().await {
@@ -358,14 +372,7 @@ async fn watch_until(
     what: &str,
     done: impl Fn(&proto::WatchTournamentResponse) -> bool,
 ) -> proto::WatchTournamentResponse {
-    let mut client = tournaments_client(server).await;
-    let mut stream = client
-        .watch_tournament(proto::WatchTournamentRequest {
-            name: name.to_owned(),
-        })
-        .await
-        .unwrap()
-        .into_inner();
+    let (_, mut stream) = watch(server, name).await;
     let follow = async {
         while let Some(message) = stream.next().await {
             let message = message.unwrap();
