@@ -88,10 +88,13 @@ fn server_request(kind: &str, seq: u64) -> Result<RequestId, ApiError> {
 /// The first character of the server's own request ids.
 pub const SERVER_REQUEST_PREFIX: char = '~';
 
+/// The kind of the server's request ids for withdrawals' resignations.
+const WITHDRAWAL: &str = "withdrawn";
+
 /// The request id of the resignation the server makes for `seat` when its
 /// player withdraws from a tournament: `~withdrawn/1`.
 fn withdrawal_request(seat: Seat) -> Result<RequestId, ApiError> {
-    server_request("withdrawn", u64::from(seat.0))
+    server_request(WITHDRAWAL, u64::from(seat.0))
 }
 
 /// The seat whose resignation the server made for a tournament withdrawal,
@@ -100,7 +103,8 @@ fn withdrawal_request(seat: Seat) -> Result<RequestId, ApiError> {
 pub fn withdrawal_seat(request_id: &str) -> Option<Seat> {
     let seat = request_id
         .strip_prefix(SERVER_REQUEST_PREFIX)?
-        .strip_prefix("withdrawn/")?;
+        .strip_prefix(WITHDRAWAL)?
+        .strip_prefix('/')?;
     // Only as `withdrawal_request` writes it: no sign, no leading zero.
     let number: u8 = seat.parse().ok()?;
     (number.to_string() == seat).then_some(Seat(number))
