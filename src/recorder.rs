@@ -70,6 +70,9 @@ impl Recorder {
         self.players.refresh(u64::MAX)?;
         self.ratings.refresh(u64::MAX)?;
         self.tournaments.refresh_all()?;
+        // Every game opened so far, so that none is left out of the ends to
+        // record; the live stream then keeps the seats' index current.
+        self.seats.learn_through(self.games.store().last_position())?;
         for (id, seats) in self.seats.ends_to_record() {
             self.record(&id, &seats)?;
         }
@@ -81,6 +84,7 @@ impl Recorder {
 
     /// One stored event of the server-wide stream.
     fn on_event(&self, event: &StoredEvent) -> Result<(), ApiError> {
+        self.seats.passed(event)?;
         let stream = event.game.as_str();
         if stream == crate::players::REGISTRY_STREAM {
             return self.players.refresh(event.seq);

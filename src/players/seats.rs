@@ -5,11 +5,18 @@
 //! a game not yet known reads its opening from the store. Every game is
 //! known, guests' games too (as having no registered seat), so a stream
 //! that meets an event of a guests' game never reads the store again.
+//!
+//! A question about every game ("which games of this player are open?")
+//! needs more: the index also knows a global position it has learned
+//! every game's opening up to. The recorder moves it along as it follows
+//! the store's stream; [`Seats::learn_through`] reads whatever lies
+//! between it and a position from the store, so that a game created a
+//! moment ago (here, or on another node) is never missing from an answer.
 
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
-use carcassonne_store::{EventStore, GameId};
+use carcassonne_store::{EventStore, GameId, MAX_READ_LIMIT, StoredEvent};
 
 use super::is_game_stream;
 use crate::api::status::ApiError;
@@ -66,14 +73,22 @@ struct Index {
 pub struct Seats {
     store: Arc<dyn EventStore>,
     index: RwLock<Index>,
+    /// The global position up to which every game's opening is in the
+    /// index. Held while the store is read up to a position, so that
+    /// callers wanting the same stretch read it once.
+    learned_through: Mutex<u64>,
 }
 
 impl Seats {
     /// Reads the opening of every game in the store.
     pub fn build(store: Arc<dyn EventStore>) -> Result<Seats, ApiError> {
+        // Read before listing: a game created while the list is read is
+        // past this position, and found by `learn_through`.
+        let learned_through = store.last_position();
         let seats = Seats {
             store: store.clone(),
             index: RwLock::new(Index::default()),
+            learned_through: Mutex::new(learned_through),
         };
         let mut token: Option<String> = None;
         loop {
@@ -103,12 +118,66 @@ impl Seats {
             return Ok(known.clone());
         }
         let first = self.store.read_game_chunk(id, 1, 1).map_err(store_error)?;
-        let opened = match first.first() {
-            Some(event) if event.schema == OPENED_SCHEMA => Opened::decode(&event.payload)
-                .map_err(|e| ApiError::Corrupt(format!("games/{id} event 1: {e}")))?,
-            _ => return Err(ApiError::NotFound(id.to_string())),
-        };
-        Ok(self.learn(id, GameSeats::of(&opened)))
+        match first.first() {
+            Some(event) if event.schema == OPENED_SCHEMA => self.learn_opening(event),
+            _ => Err(ApiError::NotFound(id.to_string())),
+        }
+    }
+
+    /// Learns the game a game's first event opens.
+    fn learn_opening(&self, event: &StoredEvent) -> Result<Arc<GameSeats>, ApiError> {
+        let opened = Opened::decode(&event.payload)
+            .map_err(|e| ApiError::Corrupt(format!("games/{} event 1: {e}", event.game)))?;
+        Ok(self.learn(&event.game, GameSeats::of(&opened)))
+    }
+
+    /// Whether `event` opens a game.
+    fn opens_a_game(event: &StoredEvent) -> bool {
+        event.seq == 1 && event.schema == OPENED_SCHEMA && is_game_stream(&event.game)
+    }
+
+    /// Makes sure every game opened up to global position `position` is
+    /// in the index, reading the store from where the index stands.
+    pub fn learn_through(&self, position: u64) -> Result<(), ApiError> {
+        let mut through = self
+            .learned_through
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        while *through < position {
+            let page = self
+                .store
+                .read_all(*through + 1, MAX_READ_LIMIT)
+                .map_err(store_error)?;
+            if page.is_empty() {
+                break;
+            }
+            for event in page.iter().take_while(|e| e.position <= position) {
+                if Self::opens_a_game(event) {
+                    self.learn_opening(event)?;
+                }
+                *through = event.position;
+            }
+        }
+        Ok(())
+    }
+
+    /// One event of the store's server-wide stream, from a follower that
+    /// has passed every event from the index's position to this one (the
+    /// recorder, after `learn_through`): moves the index's position along
+    /// without reading the store.
+    pub fn passed(&self, event: &StoredEvent) -> Result<(), ApiError> {
+        let mut through = self
+            .learned_through
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if event.position <= *through {
+            return Ok(());
+        }
+        if Self::opens_a_game(event) {
+            self.learn_opening(event)?;
+        }
+        *through = event.position;
+        Ok(())
     }
 
     /// Records a game's seats (idempotent).

@@ -150,6 +150,9 @@ impl Pump {
         let player = self.player.to_string();
         let pending = self
             .blocking(move |games, seats| {
+                // Games opened up to `start` are the snapshot's; those after
+                // it come from the store's stream.
+                seats.learn_through(start)?;
                 let mut pending = Vec::new();
                 for id in seats.open_games_of(&player) {
                     let loaded = games.current(&id)?;

@@ -465,3 +465,46 @@ fn a_game_a_player_saw_end_is_still_recorded_until_the_recorder_has() {
     seats.end_recorded(&id);
     assert!(to_record(&seats).is_empty());
 }
+
+/// A player's stream asks the index for the player's open games up to the
+/// position it starts at: a game opened a moment before (its opening not
+/// yet met by the recorder or any stream, or appended by another node)
+/// must be among them, or its first decision is never sent.
+#[test]
+fn the_seats_index_learns_every_game_opened_up_to_a_position() {
+    use carcassonne::games::stored::Opened;
+    use carcassonne::players::seats::Seats;
+    use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+    let seats = Seats::build(store.clone()).unwrap();
+    let open = |name: &str, accounts: [&str; 2]| {
+        let opened = Opened {
+            token_hashes: vec![Default::default(); 2],
+            accounts: accounts.map(|a| Some(a.into())).to_vec(),
+            ..Opened::default()
+        };
+        let id = GameId::new(name).unwrap();
+        store
+            .append(&id, 0, &RequestId::none(), &[opened.to_new_event()])
+            .unwrap();
+        id
+    };
+    let first = open("first", ["Ada", "Brun"]);
+    let second = open("second", ["Brun", "Cy"]);
+    assert!(seats.open_games_of("Ada").is_empty(), "built before either");
+    seats.learn_through(store.last_position() - 1).unwrap();
+    assert_eq!(
+        seats.open_games_of("Brun"),
+        std::slice::from_ref(&first),
+        "not past the position"
+    );
+    seats.learn_through(store.last_position()).unwrap();
+    assert_eq!(seats.open_games_of("Brun"), [first.clone(), second.clone()]);
+    assert_eq!(seats.open_games_of("Cy"), [second]);
+    // A follower's events move the index along without reading the store.
+    let third = open("third", ["Ada", "Cy"]);
+    let opening = store.read_game(&third, 1).unwrap().remove(0);
+    seats.passed(&opening).unwrap();
+    assert_eq!(seats.open_games_of("Ada"), [first, third]);
+}
