@@ -114,7 +114,7 @@
 //! named (`host=a,b`): connections always ask for a writable session
 //! (`target_session_attrs=read-write`), so after a failover new
 //! connections find the new primary. A pool (r2d2) checks a connection
-//! before handing it out and drops broken ones.
+//! that sat idle before handing it out, and drops broken ones (`pool.rs`).
 
 mod append;
 mod batch;
@@ -581,27 +581,19 @@ impl Shared {
 
     /// One transaction for `appends`, in one round trip (`append.rs`).
     fn try_batch(&self, appends: &[&batch::Append]) -> Result<Vec<batch::Outcome>> {
-        let statements: Vec<String> = appends.iter().map(|a| append_statement(a)).collect();
         let mut client = self.client()?;
-        let rows = append::transact(&mut client, &statements.join("; ")).map_err(|error| match error {
+        let answers = append::write(&mut client, appends).map_err(|error| match error {
             StoreError::Unavailable(detail) => StoreError::Unavailable(format!(
                 "{detail} (the commit's outcome is unknown: retry with the same request id)"
             )),
             other => other,
         })?;
         drop(client);
-        if rows.len() != appends.len() {
-            return Err(StoreError::Io(std::io::Error::other(format!(
-                "PostgreSQL: {} answers to {} appends",
-                rows.len(),
-                appends.len()
-            ))));
-        }
         // Committed: from here on, an error is one append's.
         let outcomes: Vec<batch::Outcome> = appends
             .iter()
-            .zip(&rows)
-            .map(|(append, row)| outcome(append, row))
+            .zip(answers)
+            .map(|(append, answer)| outcome(append, answer))
             .collect();
         let committed = outcomes
             .iter()
@@ -619,71 +611,31 @@ impl Shared {
     }
 }
 
-/// The `append_events` call that writes `a`: its envelopes encoded with
-/// zeros for the previous hash and the position, which the database
-/// fills in.
-fn append_statement(a: &batch::Append) -> String {
-    let unchained = Head {
-        last_seq: a.expected_seq,
-        last_hash: crate::event::Hash::ZERO,
-    };
-    let templates = chain::build(&a.game, &a.request_id, unchained, 0, a.time_millis, &a.events);
-    format!(
-        "SELECT outcome, seq_from, seq_to, position_from, position_to, at_millis, \
-         encode(head_hash, 'hex') AS head_hash, encode(last_hash, 'hex') AS last_hash \
-         FROM append_events({}, {}, {}, {}, {}, {}, {})",
-        append::text(a.game.as_str()),
-        to_db(a.expected_seq),
-        append::text(a.request_id.as_str()),
-        to_db(a.time_millis),
-        append::array(templates.iter().map(|(_, bytes)| append::bytes(bytes)), "bytea"),
-        crate::envelope::PREV_HASH_AT,
-        crate::envelope::position_at(a.game.as_str().len()),
-    )
-}
-
 /// What `append_events` answered for `a`: the first outcome of a repeated
 /// request id, a conflict, or the events it wrote, encoded here again from
 /// the head and positions it names. The hash the database computed must
 /// be the one encoded here: it would differ only if the database's
 /// chaining went wrong, which the envelopes it stored would then show.
-fn outcome(a: &batch::Append, row: &postgres::SimpleQueryRow) -> batch::Outcome {
-    let number = |name| append::number(row, name).map(from_db);
-    let seq_to = number("seq_to")?;
-    match append::column(row, "outcome")? {
-        "repeat" => {
-            let original = Appended {
-                first_seq: number("seq_from")?,
-                last_seq: seq_to,
-                first_position: number("position_from")?,
-                last_position: number("position_to")?,
-                time_millis: number("at_millis")?,
-            };
-            return Ok((original, Vec::new()));
-        }
-        "conflict" => {
+fn outcome(a: &batch::Append, answer: append::Answer) -> batch::Outcome {
+    let (head_hash, first_position, last_hash) = match answer {
+        append::Answer::Repeat(original) => return Ok((original, Vec::new())),
+        append::Answer::Conflict { actual } => {
             return Err(StoreError::Conflict {
                 game: a.game.to_string(),
                 expected: a.expected_seq,
-                actual: seq_to,
+                actual,
             });
         }
-        _ => {}
-    }
-    let hash_column = |name| {
-        append::hash(append::column(row, name)?).ok_or_else(|| {
-            StoreError::corrupt(
-                a.game.as_str(),
-                seq_to,
-                format!("the database's {name} is not 32 bytes"),
-            )
-        })
+        append::Answer::Written {
+            head_hash,
+            first_position,
+            last_hash,
+        } => (head_hash, first_position, last_hash),
     };
     let head = Head {
         last_seq: a.expected_seq,
-        last_hash: hash_column("head_hash")?,
+        last_hash: head_hash,
     };
-    let first_position = number("position_from")?;
     let built = chain::build(
         &a.game,
         &a.request_id,
@@ -694,14 +646,14 @@ fn outcome(a: &batch::Append, row: &postgres::SimpleQueryRow) -> batch::Outcome 
     );
     let events: Vec<StoredEvent> = built.into_iter().map(|(event, _)| event).collect();
     let ours = events.last().map_or(head.last_hash, |event| event.hash);
-    if ours != hash_column("last_hash")? {
+    let count = a.events.len() as u64;
+    if ours != last_hash {
         return Err(StoreError::corrupt(
             a.game.as_str(),
-            seq_to,
+            a.expected_seq + count,
             "the database chained the append's envelopes to another hash than the store's",
         ));
     }
-    let count = a.events.len() as u64;
     Ok((
         Appended {
             first_seq: a.expected_seq + 1,

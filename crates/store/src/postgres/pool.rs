@@ -18,6 +18,7 @@ use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use postgres::NoTls;
+use postgres::types::Type;
 use r2d2_postgres::PostgresConnectionManager;
 
 /// How long a connection may sit in the pool and still go out unchecked.
@@ -46,11 +47,29 @@ impl Manager {
 }
 
 /// A pooled connection: the client, when it was last returned and last
-/// handed out.
+/// handed out, and the statements prepared on it.
 pub(super) struct Connection {
     client: postgres::Client,
     returned: Instant,
     handed_out: Instant,
+    prepared: Vec<(String, postgres::Statement)>,
+}
+
+impl Connection {
+    /// `sql` prepared with parameters of `types`: on this connection's
+    /// first use of it a round trip, then kept as long as the connection.
+    pub(super) fn prepared(
+        &mut self,
+        sql: &str,
+        types: &[Type],
+    ) -> Result<postgres::Statement, postgres::Error> {
+        if let Some((_, statement)) = self.prepared.iter().find(|(known, _)| known == sql) {
+            return Ok(statement.clone());
+        }
+        let statement = self.client.prepare_typed(sql, types)?;
+        self.prepared.push((sql.to_owned(), statement.clone()));
+        Ok(statement)
+    }
 }
 
 impl std::ops::Deref for Connection {
@@ -75,6 +94,7 @@ impl r2d2::ManageConnection for Manager {
             client: self.0.connect()?,
             returned: Instant::now(),
             handed_out: Instant::now(),
+            prepared: Vec::new(),
         })
     }
 

@@ -6,7 +6,7 @@ mod pg;
 
 use postgres::{Client, NoTls};
 
-use super::{PgStore, schema};
+use super::{PgStore, append, batch, schema};
 use crate::{Actor, EventStore as _, GameId, NewEvent, RequestId, StoreConfig};
 
 /// A database left by the release before positions came from a sequence
@@ -33,9 +33,9 @@ fn positions_go_on_after_the_counter_of_an_older_schema() {
     assert_eq!(store.read_all(1, 10).unwrap()[0].position, 42);
 }
 
-/// An append's values reach the database as literals (`append.rs`):
-/// request ids with quotes and backslashes are stored as they are, and a
-/// retry with one is recognised.
+/// Request ids with quotes and backslashes are stored as they are, and a
+/// retry with one is recognised (an append alone; the literals of a batch
+/// are checked by `an_append_alone_and_in_a_batch_are_answered_alike`).
 #[test]
 fn request_ids_with_quotes_and_backslashes_are_stored_as_they_are() {
     let Some(cluster) = pg::cluster() else { return };
@@ -61,4 +61,73 @@ fn request_ids_with_quotes_and_backslashes_are_stored_as_they_are() {
     assert_eq!(ids, [r"it's", r"back\slash", r"\'';--", r"E'\\x00'"]);
     let payloads: Vec<&[u8]> = stored.iter().map(|e| e.payload.as_slice()).collect();
     assert_eq!(payloads, [&b"it's"[..], br"back\slash", br"\'';--", br"E'\\x00'"]);
+}
+
+/// An append alone (a prepared statement, binary parameters) and in a
+/// batch (one message of literals) get the same answers and store the same
+/// bytes: written, a repeated request id, a conflict, several events, no
+/// request id, and ids that a literal must escape.
+#[test]
+fn an_append_alone_and_in_a_batch_are_answered_alike() {
+    let Some(cluster) = pg::cluster() else { return };
+    let alone = PgStore::open(&cluster.database(), StoreConfig::default()).unwrap();
+    let batched = PgStore::open(&cluster.database(), StoreConfig::default()).unwrap();
+    let events = |n: u8| -> Vec<NewEvent> {
+        (0..n)
+            .map(|i| NewEvent {
+                actor: Actor::Seat(i),
+                schema: 1,
+                payload: vec![i; 40 + usize::from(i)],
+            })
+            .collect()
+    };
+    let game = GameId::new(r"it's\a-game").unwrap();
+    let other = GameId::new("other").unwrap();
+    let append = |expected: u64, request: &str, n: u8| batch::Append {
+        game: game.clone(),
+        expected_seq: expected,
+        request_id: RequestId::new(request).unwrap(),
+        time_millis: 1_000 + expected,
+        events: events(n),
+    };
+    let steps = [
+        append(0, r"it's", 1),
+        append(1, r"back\slash", 3),
+        append(0, r"it's", 2),
+        append(1, "late", 1),
+        append(4, "", 2),
+    ];
+    let mut answers = (Vec::new(), Vec::new());
+    for (step, main) in steps.iter().enumerate() {
+        // A second game's append beside each, alone after it on one side.
+        let beside = batch::Append {
+            game: other.clone(),
+            expected_seq: step as u64,
+            request_id: RequestId::new(format!("beside-{step}")).unwrap(),
+            time_millis: 5,
+            events: events(1),
+        };
+        let mut client = alone.shared().client().unwrap();
+        answers.0.extend(append::write(&mut client, &[main]).unwrap());
+        answers.0.extend(append::write(&mut client, &[&beside]).unwrap());
+        let mut client = batched.shared().client().unwrap();
+        answers
+            .1
+            .extend(append::write(&mut client, &[main, &beside]).unwrap());
+    }
+    assert_eq!(answers.0, answers.1);
+    let outcomes: Vec<&str> = answers
+        .0
+        .iter()
+        .step_by(2)
+        .map(|answer| match answer {
+            append::Answer::Written { .. } => "written",
+            append::Answer::Repeat(_) => "repeat",
+            append::Answer::Conflict { .. } => "conflict",
+        })
+        .collect();
+    assert_eq!(outcomes, ["written", "written", "repeat", "conflict", "written"]);
+    let stored = |store: &PgStore| store.read_all(1, 100).unwrap();
+    assert_eq!(stored(&alone), stored(&batched));
+    assert_eq!(alone.read_game(&game, 1).unwrap().len(), 6);
 }
