@@ -149,9 +149,15 @@ impl Seats {
                 .read_all(*through + 1, MAX_READ_LIMIT)
                 .map_err(store_error)?;
             if page.is_empty() {
-                break;
+                return Ok(());
             }
-            for event in page.iter().take_while(|e| e.position <= position) {
+            for event in &page {
+                if event.position > position {
+                    // Positions up to it that no event has were left
+                    // unused (a store may skip some).
+                    *through = position;
+                    return Ok(());
+                }
                 if Self::opens_a_game(event) {
                     self.learn_opening(event)?;
                 }

@@ -509,3 +509,50 @@ async fn a_node_killed_under_load_loses_no_acknowledged_action() {
     }
     stop_cleanly([b]);
 }
+
+/// A position no event has (an append that failed after taking it, here
+/// one the database handed out to nobody) is passed over by the seats'
+/// index: learning the games opened up to it ends, and later ones are
+/// learnt after it.
+#[test]
+fn the_seats_index_passes_over_an_unused_position() {
+    use std::sync::Arc;
+
+    use carcassonne::games::stored::Opened;
+    use carcassonne::players::seats::Seats;
+    use carcassonne_store::{EventStore, GameId, RequestId};
+
+    let Some(cluster) = pg::cluster() else { return };
+    let url = cluster.database();
+    let store: Arc<dyn EventStore> = Arc::new(PgStore::open(&url, StoreConfig::default()).unwrap());
+    let seats = Arc::new(Seats::build(store.clone()).unwrap());
+    let open = |name: &str| {
+        let opened = Opened {
+            token_hashes: vec![Default::default(); 2],
+            accounts: vec![Some("Ada".into()), None],
+            ..Opened::default()
+        };
+        let id = GameId::new(name).unwrap();
+        let appended = store
+            .append(&id, 0, &RequestId::none(), &[opened.to_new_event()])
+            .unwrap();
+        (id, appended.first_position)
+    };
+    let (before, at) = open("before");
+    cluster
+        .admin(&url)
+        .batch_execute("SELECT nextval('event_positions')")
+        .unwrap();
+    let (after, later) = open("after");
+    assert_eq!(later, at + 2, "one position left unused");
+    let (done, finished) = std::sync::mpsc::channel();
+    let learning = seats.clone();
+    std::thread::spawn(move || done.send(learning.learn_through(at + 1)));
+    finished
+        .recv_timeout(Duration::from_secs(10))
+        .expect("learning up to an unused position ends")
+        .unwrap();
+    assert_eq!(seats.open_games_of("Ada"), std::slice::from_ref(&before));
+    seats.learn_through(later).unwrap();
+    assert_eq!(seats.open_games_of("Ada"), [after, before]);
+}
