@@ -6,21 +6,14 @@
 //! lock, and on a virtual machine a wake-up can cost more than the commit's
 //! flush. So an append is one statement, `SELECT … FROM append_events(…)`,
 //! which locks the game's head, checks it, takes the positions, chains the
-//! envelopes in the database and writes them (`schema.rs`, V4).
-//!
-//! - An append alone is that statement prepared once per connection
-//!   (`pool.rs` keeps it), its values sent as binary parameters: no SQL
-//!   text to parse and plan, no bytes spelt in hex.
-//! - A batch is one simple-query message of such statements, which
-//!   PostgreSQL runs as one transaction, committed after the last, or
-//!   rolled back whole at the first error (the message names no BEGIN or
-//!   COMMIT). The simple protocol has no parameters, so the values go in
-//!   as literals, made here and nowhere else: numbers as digits, text as
-//!   escape strings (`E'…'`, which mean the same whatever
-//!   `standard_conforming_strings` says), bytes as `decode('…', 'hex')`.
+//! envelopes in the database and writes them (`schema.rs`, V4), and a batch
+//! is one statement too, `append_batch(…)`, which calls it for each append
+//! in turn (V5), as one transaction: committed after the last, rolled back
+//! whole at the first error. Both statements are prepared once per pooled
+//! connection (`pool.rs` keeps them) and sent binary parameters: no SQL
+//! text for the server to parse and plan again, no bytes spelt in hex.
 
 use postgres::types::Type;
-use postgres::{SimpleQueryMessage, SimpleQueryRow};
 
 use super::batch::Append;
 use super::{from_db, pg_error, pool, to_db};
@@ -44,16 +37,13 @@ pub(super) enum Answer {
     },
 }
 
-/// The columns every answer has; the hashes as they are (prepared) or in
-/// hex (simple protocol, `SIMPLE_COLUMNS`).
+/// The columns every answer has.
 const COLUMNS: &str =
     "outcome, seq_from, seq_to, position_from, position_to, at_millis, head_hash, last_hash";
-const SIMPLE_COLUMNS: &str = "outcome, seq_from, seq_to, position_from, position_to, at_millis, \
-     encode(head_hash, 'hex') AS head_hash, encode(last_hash, 'hex') AS last_hash";
 
-/// The prepared statement of an append alone, and its parameters' types.
-const PREPARED: &str = "FROM append_events($1, $2, $3, $4, $5, $6, $7)";
-const PREPARED_TYPES: &[Type] = &[
+/// An append alone, and its parameters' types.
+const ONE: &str = "FROM append_events($1, $2, $3, $4, $5, $6, $7)";
+const ONE_TYPES: &[Type] = &[
     Type::TEXT,
     Type::INT8,
     Type::TEXT,
@@ -61,6 +51,19 @@ const PREPARED_TYPES: &[Type] = &[
     Type::BYTEA_ARRAY,
     Type::INT4,
     Type::INT4,
+];
+
+/// A batch, in the order of its appends, and its parameters' types.
+const BATCH: &str = "FROM append_batch($1, $2, $3, $4, $5, $6, $7, $8) ORDER BY item";
+const BATCH_TYPES: &[Type] = &[
+    Type::TEXT_ARRAY,
+    Type::INT8_ARRAY,
+    Type::TEXT_ARRAY,
+    Type::INT8_ARRAY,
+    Type::INT4_ARRAY,
+    Type::BYTEA_ARRAY,
+    Type::INT4,
+    Type::INT4_ARRAY,
 ];
 
 /// Writes `appends` (distinct games) in one transaction and one round
@@ -102,7 +105,7 @@ fn templates(a: &Append) -> (Vec<Vec<u8>>, i32, i32) {
 
 fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Answer> {
     let statement = client
-        .prepared(&format!("SELECT {COLUMNS} {PREPARED}"), PREPARED_TYPES)
+        .prepared(&format!("SELECT {COLUMNS} {ONE}"), ONE_TYPES)
         .map_err(pg_error)?;
     let (templates, prev_hash_at, position_at) = templates(a);
     let row = client
@@ -119,6 +122,47 @@ fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Answer> {
             ],
         )
         .map_err(pg_error)?;
+    row_answer(&row)
+}
+
+fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<Answer>> {
+    let statement = client
+        .prepared(&format!("SELECT {COLUMNS} {BATCH}"), BATCH_TYPES)
+        .map_err(pg_error)?;
+    let mut counts = Vec::with_capacity(appends.len());
+    let mut all_templates = Vec::new();
+    let mut position_ats = Vec::with_capacity(appends.len());
+    let mut prev_hash_at = 0;
+    for a in appends {
+        let (templates, prev_at, position_at) = templates(a);
+        counts.push(i32::try_from(templates.len()).unwrap_or(i32::MAX));
+        all_templates.extend(templates);
+        position_ats.push(position_at);
+        prev_hash_at = prev_at;
+    }
+    let games: Vec<&str> = appends.iter().map(|a| a.game.as_str()).collect();
+    let expected: Vec<i64> = appends.iter().map(|a| to_db(a.expected_seq)).collect();
+    let requests: Vec<&str> = appends.iter().map(|a| a.request_id.as_str()).collect();
+    let times: Vec<i64> = appends.iter().map(|a| to_db(a.time_millis)).collect();
+    let rows = client
+        .query(
+            &statement,
+            &[
+                &games,
+                &expected,
+                &requests,
+                &times,
+                &counts,
+                &all_templates,
+                &prev_hash_at,
+                &position_ats,
+            ],
+        )
+        .map_err(pg_error)?;
+    rows.iter().map(row_answer).collect()
+}
+
+fn row_answer(row: &postgres::Row) -> Result<Answer> {
     let outcome: &str = row.try_get("outcome").map_err(|e| bad_answer(e.to_string()))?;
     answer(
         outcome,
@@ -133,54 +177,6 @@ fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Answer> {
             <[u8; 32]>::try_from(bytes)
                 .map(Hash)
                 .map_err(|_| bad_answer(format!("{name} is not 32 bytes")))
-        },
-    )
-}
-
-fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<Answer>> {
-    let statements: Vec<String> = appends
-        .iter()
-        .map(|a| {
-            let (templates, prev_hash_at, position_at) = templates(a);
-            format!(
-                "SELECT {SIMPLE_COLUMNS} FROM append_events({}, {}, {}, {}, {}, {prev_hash_at}, {position_at})",
-                text(a.game.as_str()),
-                to_db(a.expected_seq),
-                text(a.request_id.as_str()),
-                to_db(a.time_millis),
-                array(templates.iter().map(|t| bytes(t)), "bytea"),
-            )
-        })
-        .collect();
-    let messages = client.simple_query(&statements.join("; ")).map_err(pg_error)?;
-    messages
-        .iter()
-        .filter_map(|message| match message {
-            SimpleQueryMessage::Row(row) => Some(simple_answer(row)),
-            _ => None,
-        })
-        .collect()
-}
-
-fn simple_answer(row: &SimpleQueryRow) -> Result<Answer> {
-    let column = |name: &str| -> Result<&str> {
-        row.try_get(name)
-            .ok()
-            .flatten()
-            .ok_or_else(|| bad_answer(format!("no {name}")))
-    };
-    answer(
-        column("outcome")?,
-        |name| {
-            column(name)?
-                .parse()
-                .map_err(|_| bad_answer(format!("{name} is not a number")))
-        },
-        |name| {
-            let mut hash = Hash::ZERO;
-            hex::decode_to_slice(column(name)?, &mut hash.0)
-                .map_err(|_| bad_answer(format!("{name} is not 32 bytes in hex")))?;
-            Ok(hash)
         },
     )
 }
@@ -221,30 +217,4 @@ fn bad_answer(detail: String) -> StoreError {
     StoreError::Io(std::io::Error::other(format!(
         "PostgreSQL: a bad answer to an append: {detail}"
     )))
-}
-
-/// A text literal: an escape string, each `\` and `'` doubled.
-fn text(value: &str) -> String {
-    let mut literal = String::with_capacity(value.len() + 3);
-    literal.push_str("E'");
-    for c in value.chars() {
-        match c {
-            '\\' => literal.push_str("\\\\"),
-            '\'' => literal.push_str("''"),
-            c => literal.push(c),
-        }
-    }
-    literal.push('\'');
-    literal
-}
-
-/// A `bytea` value: its bytes in hex, decoded by the server.
-fn bytes(value: &[u8]) -> String {
-    format!("decode('{}', 'hex')", hex::encode(value))
-}
-
-/// An `ARRAY[…]` of literals, typed (an empty one needs its type).
-fn array(items: impl IntoIterator<Item = String>, element_type: &str) -> String {
-    let items: Vec<String> = items.into_iter().collect();
-    format!("ARRAY[{}]::{element_type}[]", items.join(", "))
 }

@@ -5,9 +5,9 @@
 //! locks, bounds the rate. So appends that arrive while others are being
 //! written wait in a queue, and the next free *leader* (one of the calling
 //! threads, at most [`Batcher::new`]'s `leaders` at once) writes up to
-//! [`MAX_BATCH`] of them in one transaction: one message of
-//! `append_events` calls (`append.rs`), and one flush for all. A lone append finds a free leader slot at once and
-//! is written alone, as before: batching costs it nothing.
+//! [`MAX_BATCH`] of them in one transaction: one `append_batch` call
+//! (`append.rs`), and one flush for all. A lone append finds a free
+//! leader slot at once and is written alone: batching costs it nothing.
 //!
 //! What a batch keeps from appends made one by one:
 //! - each append's own outcome: a conflict or a repeated request id is an

@@ -234,6 +234,36 @@ BEGIN
 END $$;
 "#,
     ),
+    (
+        "V5__a_batch_of_appends_in_one_call",
+        r#"
+-- A batch of appends (to distinct games, in the order their heads are to
+-- be locked) in one call, so that a batch is one statement prepared once
+-- with binary parameters rather than a message of literals the server
+-- parses and plans each time. Append i has p_counts[i] envelope templates,
+-- consecutive in p_templates, its position at p_position_ats[i] (the
+-- offset depends on the game id's length). Each row answers one append as
+-- append_events does, `item` its index.
+CREATE FUNCTION append_batch(
+    p_games TEXT[], p_expected BIGINT[], p_requests TEXT[], p_times BIGINT[],
+    p_counts INT[], p_templates BYTEA[], p_prev_hash_at INT, p_position_ats INT[]
+) RETURNS TABLE (
+    item INT, outcome TEXT, seq_from BIGINT, seq_to BIGINT, position_from BIGINT,
+    position_to BIGINT, at_millis BIGINT, head_hash BYTEA, last_hash BYTEA
+) LANGUAGE plpgsql AS $$
+DECLARE
+    first INT := 1;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(p_games), 0) LOOP
+        RETURN QUERY SELECT i, a.outcome, a.seq_from, a.seq_to, a.position_from, a.position_to,
+                a.at_millis, a.head_hash, a.last_hash
+            FROM append_events(p_games[i], p_expected[i], p_requests[i], p_times[i],
+                p_templates[first : first + p_counts[i] - 1], p_prev_hash_at, p_position_ats[i]) AS a;
+        first := first + p_counts[i];
+    END LOOP;
+END $$;
+"#,
+    ),
 ];
 
 /// Applies the migrations the database lacks, one node at a time.

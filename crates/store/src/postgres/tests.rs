@@ -34,8 +34,7 @@ fn positions_go_on_after_the_counter_of_an_older_schema() {
 }
 
 /// Request ids with quotes and backslashes are stored as they are, and a
-/// retry with one is recognised (an append alone; the literals of a batch
-/// are checked by `an_append_alone_and_in_a_batch_are_answered_alike`).
+/// retry with one is recognised.
 #[test]
 fn request_ids_with_quotes_and_backslashes_are_stored_as_they_are() {
     let Some(cluster) = pg::cluster() else { return };
@@ -63,10 +62,10 @@ fn request_ids_with_quotes_and_backslashes_are_stored_as_they_are() {
     assert_eq!(payloads, [&b"it's"[..], br"back\slash", br"\'';--", br"E'\\x00'"]);
 }
 
-/// An append alone (a prepared statement, binary parameters) and in a
-/// batch (one message of literals) get the same answers and store the same
-/// bytes: written, a repeated request id, a conflict, several events, no
-/// request id, and ids that a literal must escape.
+/// An append alone (`append_events`) and in a batch (`append_batch`)
+/// get the same answers and store the same bytes: written, a repeated
+/// request id, a conflict, several events, no request id, and ids with
+/// quotes and backslashes.
 #[test]
 fn an_append_alone_and_in_a_batch_are_answered_alike() {
     let Some(cluster) = pg::cluster() else { return };
