@@ -130,3 +130,79 @@ fn an_append_alone_and_in_a_batch_are_answered_alike() {
     assert_eq!(stored(&alone), stored(&batched));
     assert_eq!(alone.read_game(&game, 1).unwrap().len(), 6);
 }
+
+/// A node of a release before V4 appends with V3's two calls
+/// (`begin_append`, the envelopes built from its answer, `finish_append`,
+/// in one transaction) to the game this release's node appends to with
+/// `append_events`: one chain, read and verified as one, and a retry of
+/// the older node's request answered by either.
+#[test]
+fn an_older_node_and_this_one_append_to_one_chain() {
+    use crate::chain::{self, Head};
+    use crate::event::Hash;
+
+    let Some(cluster) = pg::cluster() else { return };
+    let url = cluster.database();
+    let store = PgStore::open(&url, StoreConfig::default()).unwrap();
+    let game = GameId::new("mixed").unwrap();
+    let events = |n: u8| -> Vec<NewEvent> {
+        (0..n)
+            .map(|i| NewEvent {
+                actor: Actor::Seat(i),
+                schema: 1,
+                payload: vec![i; 20],
+            })
+            .collect()
+    };
+    let request = |id: &str| RequestId::new(id).unwrap();
+    store.append(&game, 0, &request("new-1"), &events(1)).unwrap();
+
+    let older = request("old-2");
+    let mut client = Client::connect(&url, NoTls).unwrap();
+    let mut transaction = client.transaction().unwrap();
+    let row = transaction
+        .query_one(
+            "SELECT outcome, position_from, head_hash FROM begin_append($1, 1, $2, 2, 7)",
+            &[&game.as_str(), &older.as_str()],
+        )
+        .unwrap();
+    assert_eq!(row.get::<_, &str>(0), "append");
+    let head = Head {
+        last_seq: 1,
+        last_hash: Hash(row.get::<_, &[u8]>(2).try_into().unwrap()),
+    };
+    let first_position: i64 = row.get(1);
+    let built = chain::build(&game, &older, head, first_position as u64, 7, &events(2));
+    let positions: Vec<i64> = built.iter().map(|(e, _)| e.position as i64).collect();
+    let seqs: Vec<i64> = built.iter().map(|(e, _)| e.seq as i64).collect();
+    let envelopes: Vec<&[u8]> = built.iter().map(|(_, bytes)| bytes.as_slice()).collect();
+    let last_hash = built.last().unwrap().0.hash.0.to_vec();
+    transaction
+        .execute(
+            "SELECT finish_append($1, $2, $3, $4, $5, 7, $6)",
+            &[
+                &game.as_str(),
+                &positions,
+                &seqs,
+                &envelopes,
+                &older.as_str(),
+                &last_hash,
+            ],
+        )
+        .unwrap();
+    transaction.commit().unwrap();
+
+    let retried = store.append(&game, 1, &older, &events(2)).unwrap();
+    assert_eq!((retried.first_seq, retried.last_seq), (2, 3));
+    assert_eq!(retried.first_position, first_position as u64);
+    store.append(&game, 3, &request("new-4"), &events(1)).unwrap();
+    let stored = store.read_game(&game, 1).unwrap();
+    let seqs: Vec<u64> = stored.iter().map(|e| e.seq).collect();
+    assert_eq!(seqs, [1, 2, 3, 4]);
+    let ids: Vec<&str> = stored.iter().map(|e| e.request_id.as_str()).collect();
+    assert_eq!(ids, ["new-1", "old-2", "old-2", "new-4"]);
+    assert_eq!(stored[1].prev_hash, stored[0].hash);
+    assert_eq!(stored[3].prev_hash, stored[2].hash);
+    let report = store.verify_all().unwrap();
+    assert!(report.is_ok() && report.events == 4, "{report:?}");
+}
