@@ -6,7 +6,7 @@
 //! lock, and on a virtual machine a wake-up can cost more than the commit's
 //! flush. So an append is one statement, `SELECT … FROM append_events(…)`,
 //! which locks the game's head, checks it, takes the positions, chains the
-//! envelopes in the database and writes them (`schema.rs`, V4), and a batch
+//! envelopes in the database and writes them (`schema.rs`, V5), and a batch
 //! is one statement too, `append_batch(…)`, which calls it for each append
 //! in turn (V5), as one transaction: committed after the last, rolled back
 //! whole at the first error. Both statements are prepared once per pooled
