@@ -378,6 +378,10 @@ impl Games {
     pub fn time_out(&self, id: &GameId, seq: u64) -> Result<TimeoutOutcome, ApiError> {
         let loaded = self.load(id)?;
         if loaded.version != seq {
+            // The version that moved it on arms its own deadline as it is
+            // settled or followed; armed here too, as arming twice is
+            // harmless and this load may have cached that version first.
+            self.arm(id, &loaded);
             return Ok(TimeoutOutcome::Moved);
         }
         let runtime = runtime()?;

@@ -258,14 +258,14 @@ impl Games {
                 return Ok(());
             }
         }
-        if self
-            .cache
-            .peek(id)
-            .is_some_and(|cached| cached.version >= event.seq)
-        {
-            return Ok(());
-        }
-        let loaded = self.load(id)?;
+        // The cache may hold this version already (this node wrote it, or
+        // a read on this node loaded it before this event came by): it is
+        // armed again all the same, as arming is idempotent and a read
+        // arms nothing.
+        let loaded = match self.cache.peek(id) {
+            Some(cached) if cached.version >= event.seq => cached,
+            _ => self.load(id)?,
+        };
         if loaded.game.deadline().is_none() && loaded.game.is_finished() {
             self.clocked
                 .lock()

@@ -808,3 +808,56 @@ async fn wait_for_real(
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+/// On a store other nodes write too, a node learns each clocked game's new
+/// version from the store's stream (`Games::follow`) and arms its deadline,
+/// so that the game still times out if the node that wrote the version
+/// dies: armed even when a read on this node cached that version first
+/// (a timeout that found the game moved on loads it so).
+#[test]
+fn a_followed_version_is_armed_even_when_a_read_cached_it_first() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new(clock.clone()));
+    let games = Games::new(store.clone(), 10);
+    games.shared_with_other_nodes();
+    let (deadlines, mut armed) = tokio::sync::mpsc::unbounded_channel();
+    games.keep_time(deadlines).unwrap();
+    let id = GameId::new("followed").unwrap();
+    let setup = carcassonne_engine::Setup {
+        rules: Default::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: Some(carcassonne_engine::Seed::from_u64(5)),
+        time_control: Some(carcassonne_engine::TimeControl {
+            main: None,
+            decision_ms: Some(2_000),
+            on_timeout: carcassonne_engine::OnTimeout::Forfeit,
+        }),
+    };
+    games
+        .create(
+            &id,
+            &RequestId::new("create-followed").unwrap(),
+            carcassonne::games::NewGame::guests(setup, 0),
+        )
+        .unwrap();
+    while armed.try_recv().is_ok() {}
+    games.load(&id).unwrap();
+    let stored = store.read_game(&id, 1).unwrap();
+    for event in &stored {
+        games.follow(event).unwrap();
+    }
+    let mut followed = Vec::new();
+    while let Ok(deadline) = armed.try_recv() {
+        followed.push(deadline);
+    }
+    let deadline = followed.pop().expect("the followed version armed");
+    assert_eq!(deadline.game, id);
+    assert_eq!(deadline.seq, stored.last().unwrap().seq);
+    assert_eq!(deadline.at_ms, Some(T0 + 2_000));
+    // A deadline of an older version that falls due arms the game's
+    // current one as it finds the game moved on.
+    let moved = games.time_out(&id, deadline.seq - 1).unwrap();
+    assert!(matches!(moved, carcassonne::games::TimeoutOutcome::Moved));
+    assert_eq!(armed.try_recv().map(|d| d.seq), Ok(deadline.seq));
+}

@@ -410,9 +410,9 @@ async fn a_node_follows_what_another_node_wrote() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let over = over.expect("node B never timed out the game node A was killed in");
-    assert!(over.ending.is_some());
     let (status, log) = b.terminate();
+    let over = over.unwrap_or_else(|| panic!("node B never timed out the game node A was killed in:\n{log}"));
+    assert!(over.ending.is_some());
     assert_eq!(status.code(), Some(0), "{log}");
     assert!(log.contains("timed out"), "{log}");
 }
