@@ -2,11 +2,13 @@
 //! result goes to the ratings, a tournament's game to its tournament
 //! (which may pair the next round).
 //!
-//! The recorder follows the store's server-wide stream. It never depends
-//! on having seen every event: falling behind (or starting) makes it check
-//! every open rated or tournament game, and every step is idempotent (a
-//! game is rated once, a result recorded once), so a crash at any point
-//! loses nothing and doubles nothing.
+//! The recorder follows the store's server-wide stream. Falling behind
+//! (or starting) makes it catch up: it learns every game opened so far
+//! into the players' seats and checks every open rated or tournament game;
+//! between two catch-ups it has seen every event in order, which is what
+//! lets it move the seats' index along (`Seats::passed`). Every step is
+//! idempotent (a game is rated once, a result recorded once), so a crash
+//! at any point loses nothing and doubles nothing.
 
 use std::sync::Arc;
 
@@ -84,7 +86,7 @@ impl Recorder {
 
     /// One stored event of the server-wide stream.
     fn on_event(&self, event: &StoredEvent) -> Result<(), ApiError> {
-        self.seats.passed(event)?;
+        self.seats.passed(event);
         let stream = event.game.as_str();
         if stream == crate::players::REGISTRY_STREAM {
             return self.players.refresh(event.seq);

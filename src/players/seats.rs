@@ -136,6 +136,18 @@ impl Seats {
         event.seq == 1 && event.schema == OPENED_SCHEMA && is_game_stream(&event.game)
     }
 
+    /// Learns the game `event` opens, if it opens one, on the way through
+    /// the store: an opening that does not decode is that game's trouble
+    /// (`of` reports it for that game), never a reason to stop learning
+    /// the others.
+    fn pass_over(&self, event: &StoredEvent) {
+        if Self::opens_a_game(event)
+            && let Err(error) = self.learn_opening(event)
+        {
+            tracing::warn!(%error, "a game's opening left out of the players' seats");
+        }
+    }
+
     /// Makes sure every game opened up to global position `position` is
     /// in the index, reading the store from where the index stands.
     pub fn learn_through(&self, position: u64) -> Result<(), ApiError> {
@@ -158,9 +170,7 @@ impl Seats {
                     *through = position;
                     return Ok(());
                 }
-                if Self::opens_a_game(event) {
-                    self.learn_opening(event)?;
-                }
+                self.pass_over(event);
                 *through = event.position;
             }
         }
@@ -171,19 +181,15 @@ impl Seats {
     /// has passed every event from the index's position to this one (the
     /// recorder, after `learn_through`): moves the index's position along
     /// without reading the store.
-    pub fn passed(&self, event: &StoredEvent) -> Result<(), ApiError> {
+    pub fn passed(&self, event: &StoredEvent) {
         let mut through = self
             .learned_through
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if event.position <= *through {
-            return Ok(());
+        if event.position > *through {
+            self.pass_over(event);
+            *through = event.position;
         }
-        if Self::opens_a_game(event) {
-            self.learn_opening(event)?;
-        }
-        *through = event.position;
-        Ok(())
     }
 
     /// Records a game's seats (idempotent).

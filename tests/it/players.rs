@@ -501,10 +501,22 @@ fn the_seats_index_learns_every_game_opened_up_to_a_position() {
     );
     seats.learn_through(store.last_position()).unwrap();
     assert_eq!(seats.open_games_of("Brun"), [first.clone(), second.clone()]);
-    assert_eq!(seats.open_games_of("Cy"), [second]);
+    assert_eq!(seats.open_games_of("Cy"), std::slice::from_ref(&second));
+    // An opening that does not decode is that game's trouble only.
+    let broken = GameId::new("broken").unwrap();
+    let garbage = carcassonne_store::NewEvent {
+        actor: carcassonne_store::Actor::Server,
+        schema: carcassonne::games::stored::OPENED_SCHEMA,
+        payload: b"not an opening".to_vec(),
+    };
+    store.append(&broken, 0, &RequestId::none(), &[garbage]).unwrap();
+    let after = open("after-broken", ["Cy", "Ada"]);
+    seats.learn_through(store.last_position()).unwrap();
+    assert_eq!(seats.open_games_of("Cy"), [after.clone(), second]);
+    assert!(seats.of(&broken).is_err());
     // A follower's events move the index along without reading the store.
     let third = open("third", ["Ada", "Cy"]);
     let opening = store.read_game(&third, 1).unwrap().remove(0);
-    seats.passed(&opening).unwrap();
-    assert_eq!(seats.open_games_of("Ada"), [first, third]);
+    seats.passed(&opening);
+    assert_eq!(seats.open_games_of("Ada"), [after, first, third]);
 }
