@@ -13,7 +13,8 @@
 //! connection (`pool.rs` keeps them) and sent binary parameters: no SQL
 //! text for the server to parse and plan again, no bytes spelt in hex.
 
-use postgres::types::Type;
+use postgres::error::SqlState;
+use postgres::types::{ToSql, Type};
 
 use super::batch::Append;
 use super::{from_db, pg_error, pool, to_db};
@@ -68,20 +69,56 @@ const BATCH_TYPES: &[Type] = &[
 
 /// Writes `appends` (distinct games) in one transaction and one round
 /// trip; their answers, in order. An error leaves nothing committed, but
-/// for a lost connection: then the commit's outcome is unknown.
-pub(super) fn write(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<Answer>> {
-    let answers = match appends {
-        [one] => vec![write_one(client, one)?],
+/// for a lost connection: then the commit's outcome is unknown. Once the
+/// database answered, the transaction is committed: an answer that makes
+/// no sense is then that append's error.
+pub(super) fn write(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<Result<Answer>>> {
+    let rows = match appends {
+        [one] => write_one(client, one)?,
         _ => write_batch(client, appends)?,
     };
-    if answers.len() != appends.len() {
-        return Err(bad_answer(format!(
-            "{} answers to {} appends",
-            answers.len(),
+    if rows.len() != appends.len() {
+        let detail = format!(
+            "{} answers to {} appends (they were committed)",
+            rows.len(),
             appends.len()
-        )));
+        );
+        return Ok(appends.iter().map(|_| Err(bad_answer(detail.clone()))).collect());
     }
-    Ok(answers)
+    Ok(rows.iter().map(row_answer).collect())
+}
+
+/// Runs the statement `sql`, prepared once per connection, with `params`.
+/// A statement the session no longer knows, or whose result's type a
+/// migration changed, fails before anything is written (and the statement's
+/// transaction is rolled back whatever failed): it is prepared again and
+/// run once more.
+fn run(
+    client: &mut pool::Connection,
+    sql: &str,
+    types: &[Type],
+    params: &[&(dyn ToSql + Sync)],
+) -> Result<Vec<postgres::Row>> {
+    let statement = client.prepared(sql, types).map_err(pg_error)?;
+    match client.query(&statement, params) {
+        Err(error) if is_stale_statement(&error) => {
+            client.forget_prepared();
+            let statement = client.prepared(sql, types).map_err(pg_error)?;
+            client.query(&statement, params).map_err(pg_error)
+        }
+        answered => answered.map_err(pg_error),
+    }
+}
+
+fn is_stale_statement(error: &postgres::Error) -> bool {
+    // "cached plan must not change result type"; "prepared statement does
+    // not exist".
+    [
+        SqlState::FEATURE_NOT_SUPPORTED,
+        SqlState::INVALID_SQL_STATEMENT_NAME,
+    ]
+    .iter()
+    .any(|code| error.code() == Some(code))
 }
 
 /// The envelopes of `a`, encoded with zeros for the previous hash and the
@@ -103,32 +140,25 @@ fn templates(a: &Append) -> (Vec<Vec<u8>>, i32, i32) {
     )
 }
 
-fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Answer> {
-    let statement = client
-        .prepared(&format!("SELECT {COLUMNS} {ONE}"), ONE_TYPES)
-        .map_err(pg_error)?;
+fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Vec<postgres::Row>> {
     let (templates, prev_hash_at, position_at) = templates(a);
-    let row = client
-        .query_one(
-            &statement,
-            &[
-                &a.game.as_str(),
-                &to_db(a.expected_seq),
-                &a.request_id.as_str(),
-                &to_db(a.time_millis),
-                &templates,
-                &prev_hash_at,
-                &position_at,
-            ],
-        )
-        .map_err(pg_error)?;
-    row_answer(&row)
+    run(
+        client,
+        &format!("SELECT {COLUMNS} {ONE}"),
+        ONE_TYPES,
+        &[
+            &a.game.as_str(),
+            &to_db(a.expected_seq),
+            &a.request_id.as_str(),
+            &to_db(a.time_millis),
+            &templates,
+            &prev_hash_at,
+            &position_at,
+        ],
+    )
 }
 
-fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<Answer>> {
-    let statement = client
-        .prepared(&format!("SELECT {COLUMNS} {BATCH}"), BATCH_TYPES)
-        .map_err(pg_error)?;
+fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec<postgres::Row>> {
     let mut counts = Vec::with_capacity(appends.len());
     let mut all_templates = Vec::new();
     let mut position_ats = Vec::with_capacity(appends.len());
@@ -144,22 +174,21 @@ fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec
     let expected: Vec<i64> = appends.iter().map(|a| to_db(a.expected_seq)).collect();
     let requests: Vec<&str> = appends.iter().map(|a| a.request_id.as_str()).collect();
     let times: Vec<i64> = appends.iter().map(|a| to_db(a.time_millis)).collect();
-    let rows = client
-        .query(
-            &statement,
-            &[
-                &games,
-                &expected,
-                &requests,
-                &times,
-                &counts,
-                &all_templates,
-                &prev_hash_at,
-                &position_ats,
-            ],
-        )
-        .map_err(pg_error)?;
-    rows.iter().map(row_answer).collect()
+    run(
+        client,
+        &format!("SELECT {COLUMNS} {BATCH}"),
+        BATCH_TYPES,
+        &[
+            &games,
+            &expected,
+            &requests,
+            &times,
+            &counts,
+            &all_templates,
+            &prev_hash_at,
+            &position_ats,
+        ],
+    )
 }
 
 fn row_answer(row: &postgres::Row) -> Result<Answer> {

@@ -616,8 +616,8 @@ impl Shared {
 /// the head and positions it names. The hash the database computed must
 /// be the one encoded here: it would differ only if the database's
 /// chaining went wrong, which the envelopes it stored would then show.
-fn outcome(a: &batch::Append, answer: append::Answer) -> batch::Outcome {
-    let (head_hash, first_position, last_hash) = match answer {
+fn outcome(a: &batch::Append, answer: Result<append::Answer>) -> batch::Outcome {
+    let (head_hash, first_position, last_hash) = match answer? {
         append::Answer::Repeat(original) => return Ok((original, Vec::new())),
         append::Answer::Conflict { actual } => {
             return Err(StoreError::Conflict {

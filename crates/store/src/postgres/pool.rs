@@ -70,6 +70,12 @@ impl Connection {
         self.prepared.push((sql.to_owned(), statement.clone()));
         Ok(statement)
     }
+
+    /// Forgets the statements prepared so far: the session may no longer
+    /// know them, or they may answer in another shape.
+    pub(super) fn forget_prepared(&mut self) {
+        self.prepared.clear();
+    }
 }
 
 impl std::ops::Deref for Connection {

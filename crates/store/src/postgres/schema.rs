@@ -240,8 +240,9 @@ END $$;
 -- append_events as one body: the same answers and writes as V4's, without
 -- calling begin_append and finish_append, whose calls cost a fifth of its
 -- execution (pg_stat_statements). Those two stay for nodes of the
--- releases before V4's during a rolling upgrade; the head check and the
--- writes are the same statements in both.
+-- releases before V4's during a rolling upgrade: they lock, check and
+-- write as this does (this inserts the events one by one rather than from
+-- arrays).
 CREATE OR REPLACE FUNCTION append_events(
     p_game TEXT, p_expected BIGINT, p_request TEXT, p_time BIGINT,
     p_templates BYTEA[], p_prev_hash_at INT, p_position_at INT,
@@ -263,6 +264,7 @@ BEGIN
             ON CONFLICT (game) DO NOTHING;
     END IF;
     SELECT g.last_seq, g.last_hash INTO head_seq, head_hash FROM games g WHERE g.game = p_game FOR UPDATE;
+    head_hash := coalesce(head_hash, decode(repeat('00', 32), 'hex'));
     IF p_request <> '' THEN
         SELECT 'repeat', r.first_seq, r.last_seq, r.first_position, r.last_position, r.time_millis
             INTO outcome, seq_from, seq_to, position_from, position_to, at_millis

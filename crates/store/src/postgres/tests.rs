@@ -62,6 +62,14 @@ fn request_ids_with_quotes_and_backslashes_are_stored_as_they_are() {
     assert_eq!(payloads, [&b"it's"[..], br"back\slash", br"\'';--", br"E'\\x00'"]);
 }
 
+/// `appends` written through `store`'s pool, in one transaction; their
+/// answers.
+fn write(store: &PgStore, appends: &[&batch::Append]) -> Vec<append::Answer> {
+    let mut client = store.shared().client().unwrap();
+    let answers = append::write(&mut client, appends).unwrap();
+    answers.into_iter().map(Result::unwrap).collect()
+}
+
 /// An append alone (`append_events`) and in a batch (`append_batch`)
 /// get the same answers and store the same bytes: written, a repeated
 /// request id, a conflict, several events, no request id, and ids with
@@ -106,13 +114,9 @@ fn an_append_alone_and_in_a_batch_are_answered_alike() {
             time_millis: 5,
             events: events(1),
         };
-        let mut client = alone.shared().client().unwrap();
-        answers.0.extend(append::write(&mut client, &[main]).unwrap());
-        answers.0.extend(append::write(&mut client, &[&beside]).unwrap());
-        let mut client = batched.shared().client().unwrap();
-        answers
-            .1
-            .extend(append::write(&mut client, &[main, &beside]).unwrap());
+        answers.0.extend(write(&alone, &[main]));
+        answers.0.extend(write(&alone, &[&beside]));
+        answers.1.extend(write(&batched, &[main, &beside]));
     }
     assert_eq!(answers.0, answers.1);
     let outcomes: Vec<&str> = answers
@@ -205,4 +209,44 @@ fn an_older_node_and_this_one_append_to_one_chain() {
     assert_eq!(stored[3].prev_hash, stored[2].hash);
     let report = store.verify_all().unwrap();
     assert!(report.is_ok() && report.events == 4, "{report:?}");
+}
+
+/// One append of a batch that the database refuses (here: no events)
+/// rolls the whole batch back; and a session that forgot the statements
+/// prepared on it (`DEALLOCATE ALL`) has them prepared again.
+#[test]
+fn a_refused_append_rolls_its_batch_back_and_forgotten_statements_are_prepared_again() {
+    let Some(cluster) = pg::cluster() else { return };
+    let store = PgStore::open(&cluster.database(), StoreConfig::default()).unwrap();
+    let append = |game: &str, expected: u64, events: usize| batch::Append {
+        game: GameId::new(game).unwrap(),
+        expected_seq: expected,
+        request_id: RequestId::new(format!("{game}-{expected}")).unwrap(),
+        time_millis: 9,
+        events: (0..events)
+            .map(|_| NewEvent {
+                actor: Actor::Server,
+                schema: 1,
+                payload: b"x".to_vec(),
+            })
+            .collect(),
+    };
+    let mut client = store.shared().client().unwrap();
+    let refused = append::write(&mut client, &[&append("kept", 0, 1), &append("refused", 0, 0)]);
+    assert!(refused.is_err());
+    drop(client);
+    assert!(store.read_all(1, 10).unwrap().is_empty(), "nothing committed");
+
+    let mut client = store.shared().client().unwrap();
+    for (round, forget) in [(0, false), (1, true)] {
+        if forget {
+            client.batch_execute("DEALLOCATE ALL").unwrap();
+        }
+        let alone = append::write(&mut client, &[&append("one", round, 1)]).unwrap();
+        let batch = [&append("kept", round, 1), &append("two", round, 1)];
+        let batched = append::write(&mut client, &batch).unwrap();
+        assert!(alone.iter().chain(&batched).all(Result::is_ok), "round {round}");
+    }
+    drop(client);
+    assert_eq!(store.read_all(1, 10).unwrap().len(), 6);
 }
