@@ -212,6 +212,22 @@ async fn a_late_action_is_refused_with_its_own_reason_and_the_timeout_stored() {
     s.server.stop().await;
 }
 
+/// A game of two guests, drawn from `seed`, each decision given
+/// `decision_ms` and forfeited when late.
+fn two_guests_with_a_decision_clock(seed: u64, decision_ms: u64) -> carcassonne_engine::Setup {
+    carcassonne_engine::Setup {
+        rules: Default::default(),
+        players: vec!["A".into(), "B".into()],
+        tiles: None,
+        seed: Some(carcassonne_engine::Seed::from_u64(seed)),
+        time_control: Some(carcassonne_engine::TimeControl {
+            main: None,
+            decision_ms: Some(decision_ms),
+            on_timeout: carcassonne_engine::OnTimeout::Forfeit,
+        }),
+    }
+}
+
 /// Without a timekeeper (a `Games` of its own), a late action itself
 /// stores the timeout, at the very time it came.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,17 +236,7 @@ async fn without_a_timekeeper_a_late_action_stores_the_timeout_itself() {
     let store: Arc<dyn EventStore> = Arc::new(MemoryStore::new(clock.clone()));
     let games = Games::new(store.clone(), 10);
     let id = GameId::new("late-alone").unwrap();
-    let setup = carcassonne_engine::Setup {
-        rules: Default::default(),
-        players: vec!["A".into(), "B".into()],
-        tiles: None,
-        seed: Some(carcassonne_engine::Seed::from_u64(3)),
-        time_control: Some(carcassonne_engine::TimeControl {
-            main: None,
-            decision_ms: Some(2_000),
-            on_timeout: carcassonne_engine::OnTimeout::Forfeit,
-        }),
-    };
+    let setup = two_guests_with_a_decision_clock(3, 2_000);
     let created = games
         .create(
             &id,
@@ -823,17 +829,7 @@ fn a_followed_version_is_armed_even_when_a_read_cached_it_first() {
     let (deadlines, mut armed) = tokio::sync::mpsc::unbounded_channel();
     games.keep_time(deadlines).unwrap();
     let id = GameId::new("followed").unwrap();
-    let setup = carcassonne_engine::Setup {
-        rules: Default::default(),
-        players: vec!["A".into(), "B".into()],
-        tiles: None,
-        seed: Some(carcassonne_engine::Seed::from_u64(5)),
-        time_control: Some(carcassonne_engine::TimeControl {
-            main: None,
-            decision_ms: Some(2_000),
-            on_timeout: carcassonne_engine::OnTimeout::Forfeit,
-        }),
-    };
+    let setup = two_guests_with_a_decision_clock(5, 2_000);
     games
         .create(
             &id,
