@@ -39,11 +39,18 @@ pub(super) enum Answer {
 }
 
 /// The columns every answer has.
-const COLUMNS: &str =
-    "outcome, seq_from, seq_to, position_from, position_to, at_millis, head_hash, last_hash";
+macro_rules! columns {
+    () => {
+        "outcome, seq_from, seq_to, position_from, position_to, at_millis, head_hash, last_hash"
+    };
+}
 
 /// An append alone, and its parameters' types.
-const ONE: &str = "FROM append_events($1, $2, $3, $4, $5, $6, $7)";
+const ONE: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM append_events($1, $2, $3, $4, $5, $6, $7)"
+);
 const ONE_TYPES: &[Type] = &[
     Type::TEXT,
     Type::INT8,
@@ -55,7 +62,11 @@ const ONE_TYPES: &[Type] = &[
 ];
 
 /// A batch, in the order of its appends, and its parameters' types.
-const BATCH: &str = "FROM append_batch($1, $2, $3, $4, $5, $6, $7, $8) ORDER BY item";
+const BATCH: &str = concat!(
+    "SELECT ",
+    columns!(),
+    " FROM append_batch($1, $2, $3, $4, $5, $6, $7, $8) ORDER BY item"
+);
 const BATCH_TYPES: &[Type] = &[
     Type::TEXT_ARRAY,
     Type::INT8_ARRAY,
@@ -95,7 +106,7 @@ pub(super) fn write(client: &mut pool::Connection, appends: &[&Append]) -> Resul
 /// run once more.
 fn run(
     client: &mut pool::Connection,
-    sql: &str,
+    sql: &'static str,
     types: &[Type],
     params: &[&(dyn ToSql + Sync)],
 ) -> Result<Vec<postgres::Row>> {
@@ -144,7 +155,7 @@ fn write_one(client: &mut pool::Connection, a: &Append) -> Result<Vec<postgres::
     let (templates, prev_hash_at, position_at) = templates(a);
     run(
         client,
-        &format!("SELECT {COLUMNS} {ONE}"),
+        ONE,
         ONE_TYPES,
         &[
             &a.game.as_str(),
@@ -176,7 +187,7 @@ fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec
     let times: Vec<i64> = appends.iter().map(|a| to_db(a.time_millis)).collect();
     run(
         client,
-        &format!("SELECT {COLUMNS} {BATCH}"),
+        BATCH,
         BATCH_TYPES,
         &[
             &games,
@@ -191,34 +202,23 @@ fn write_batch(client: &mut pool::Connection, appends: &[&Append]) -> Result<Vec
     )
 }
 
+/// What `append_events` answered for one append (columns read only where
+/// the outcome has them).
 fn row_answer(row: &postgres::Row) -> Result<Answer> {
+    let number = |name: &str| {
+        row.try_get::<_, i64>(name)
+            .map(from_db)
+            .map_err(|e| bad_answer(format!("{name}: {e}")))
+    };
+    let hash = |name: &str| {
+        let bytes: &[u8] = row
+            .try_get(name)
+            .map_err(|e| bad_answer(format!("{name}: {e}")))?;
+        <[u8; 32]>::try_from(bytes)
+            .map(Hash)
+            .map_err(|_| bad_answer(format!("{name} is not 32 bytes")))
+    };
     let outcome: &str = row.try_get("outcome").map_err(|e| bad_answer(e.to_string()))?;
-    answer(
-        outcome,
-        |name| {
-            row.try_get::<_, i64>(name)
-                .map_err(|e| bad_answer(format!("{name}: {e}")))
-        },
-        |name| {
-            let bytes: &[u8] = row
-                .try_get(name)
-                .map_err(|e| bad_answer(format!("{name}: {e}")))?;
-            <[u8; 32]>::try_from(bytes)
-                .map(Hash)
-                .map_err(|_| bad_answer(format!("{name} is not 32 bytes")))
-        },
-    )
-}
-
-/// An answer from its columns, whichever protocol brought them: the
-/// outcome, numbers and hashes by column name (read only where the
-/// outcome has them).
-fn answer(
-    outcome: &str,
-    number: impl Fn(&str) -> Result<i64>,
-    hash: impl Fn(&str) -> Result<Hash>,
-) -> Result<Answer> {
-    let number = |name| number(name).map(from_db);
     match outcome {
         "repeat" => Ok(Answer::Repeat(Appended {
             first_seq: number("seq_from")?,

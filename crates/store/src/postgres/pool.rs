@@ -52,7 +52,7 @@ pub(super) struct Connection {
     client: postgres::Client,
     returned: Instant,
     handed_out: Instant,
-    prepared: Vec<(String, postgres::Statement)>,
+    prepared: Vec<(&'static str, postgres::Statement)>,
 }
 
 impl Connection {
@@ -60,14 +60,14 @@ impl Connection {
     /// first use of it a round trip, then kept as long as the connection.
     pub(super) fn prepared(
         &mut self,
-        sql: &str,
+        sql: &'static str,
         types: &[Type],
     ) -> Result<postgres::Statement, postgres::Error> {
-        if let Some((_, statement)) = self.prepared.iter().find(|(known, _)| known == sql) {
+        if let Some((_, statement)) = self.prepared.iter().find(|(known, _)| *known == sql) {
             return Ok(statement.clone());
         }
         let statement = self.client.prepare_typed(sql, types)?;
-        self.prepared.push((sql.to_owned(), statement.clone()));
+        self.prepared.push((sql, statement.clone()));
         Ok(statement)
     }
 
