@@ -13,7 +13,8 @@
 //!    machine weighs on both alike; medians of the slices and their ratio.
 //! 2. Delivery: from just before an append through one store ("node A")
 //!    to a subscriber of another store on the same database ("node B")
-//!    receiving it: p50 and p99, against a subscriber of node A itself.
+//!    receiving it: p50 and p99, against a subscriber of node A itself;
+//!    appends 10 ms apart, then back to back.
 //!
 //! Environment (defaults in brackets): `PG_BENCH_WRITERS` [1,64]: a list,
 //! one measurement per entry; `PG_BENCH_SECONDS` [2]: seconds a slice;
@@ -177,13 +178,16 @@ fn appends(url: &str, writers: usize, seconds: f64, slices: u64) {
     );
 }
 
-fn delivery(url: &str, count: usize) {
+/// Delivery of `count` appends made `pause` apart (each after its last
+/// was delivered to both subscribers).
+fn delivery(url: &str, count: usize, pause: Duration) {
     let (node_a, node_b) = (open(url), open(url));
-    let game = GameId::new("delivery").unwrap();
+    let game = GameId::new(format!("delivery-{}", pause.as_millis())).unwrap();
     let mut here = node_a.subscribe_game(&game);
     let mut there = node_b.subscribe_game(&game);
     let (mut same, mut other) = (Vec::new(), Vec::new());
     for version in 0..count as u64 {
+        std::thread::sleep(pause);
         let started = Instant::now();
         node_a
             .append(&game, version, &RequestId::none(), &[event()])
@@ -204,10 +208,14 @@ fn delivery(url: &str, count: usize) {
             }
         }
     }
+    let spacing = match pause.as_millis() {
+        0 => "back to back".to_string(),
+        millis => format!("{millis} ms apart"),
+    };
     for (name, times) in [("the same node", &mut same), ("another node", &mut other)] {
         times.sort();
         println!(
-            "delivery to a subscriber on {name:<13}: p50 {:>6.2} ms, p99 {:>6.2} ms ({} appends)",
+            "delivery to a subscriber on {name:<13}: p50 {:>6.2} ms, p99 {:>6.2} ms ({} appends {spacing})",
             percentile(times, 0.5).as_secs_f64() * 1e3,
             percentile(times, 0.99).as_secs_f64() * 1e3,
             times.len()
@@ -238,5 +246,9 @@ fn main() {
     for writers in writers {
         appends(&url, writers, seconds, slices);
     }
-    delivery(&url, env("PG_BENCH_DELIVERIES", 500));
+    let deliveries = env("PG_BENCH_DELIVERIES", 500);
+    // Paced, as moves are; back to back, each append meets the notifier's
+    // gap since the last one's notification (`NOTIFY_GAP`).
+    delivery(&url, deliveries, Duration::from_millis(10));
+    delivery(&url, deliveries, Duration::ZERO);
 }

@@ -80,7 +80,8 @@
 //!
 //! Once appends commit, the store's notifier thread sends `NOTIFY
 //! carcassonne_events, '<last position this node committed>'`, one for all
-//! the appends committed since its last, in a transaction of its own
+//! the appends committed since its last and at most one every 5 ms
+//! (`NOTIFY_GAP`: each wakes every node), in a transaction of its own
 //! (committing a transaction that notifies holds a database-wide lock
 //! until its commit is flushed: inside the append it would serialise all
 //! appends; alone, with `synchronous_commit` off for it, it flushes
@@ -154,6 +155,14 @@ const CHANNEL: &str = "carcassonne_events";
 
 /// How often the follower reads new events without a notification.
 const FOLLOW_INTERVAL: Duration = Duration::from_millis(250);
+
+/// The least time between two of a node's notifications. Each one costs
+/// the database a transaction and every node a wake-up of a backend and
+/// of its follower: one per append made a lone writer's appends a sixth
+/// slower (`benches/postgres.rs`). Coalesced, a notification follows the
+/// first commit after a quiet spell at once, and under a steady stream of
+/// appends at most this much after a commit it announces.
+const NOTIFY_GAP: Duration = Duration::from_millis(5);
 
 /// The publishing cursor: the last position published to the hub, and
 /// this node's committed appends waiting for the positions before them,
@@ -328,18 +337,24 @@ impl Drop for PgStore {
 
 /// The notifier thread: tells every node's follower (this one's too) that
 /// events were committed, one notification for all the appends committed
-/// since the last. Not in the appends' transactions: committing a
-/// transaction that notifies takes a database-wide lock until its commit
-/// is flushed, which would put every append in line behind one another.
+/// since the last, and none sooner than [`NOTIFY_GAP`] after the last.
+/// Not in the appends' transactions: committing a transaction that
+/// notifies takes a database-wide lock until its commit is flushed, which
+/// would put every append in line behind one another.
 /// Its own transactions need no flush (a lost notification only delays
 /// the followers until they poll).
 fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>) {
     let mut client = None;
+    let mut last_sent: Option<Instant> = None;
     while !shared.stop.load(Ordering::SeqCst) {
         match requests.recv_timeout(FOLLOW_INTERVAL) {
             Ok(()) => {}
             Err(RecvTimeoutError::Timeout) => continue,
             Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if let Some(sent_at) = last_sent {
+            // The commits of the gap, announced together.
+            std::thread::sleep(NOTIFY_GAP.saturating_sub(sent_at.elapsed()));
         }
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
             client = config.connect(NoTls).ok();
@@ -355,10 +370,12 @@ fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>)
                 "BEGIN; SET LOCAL synchronous_commit = off; NOTIFY {CHANNEL}, '{committed}'; COMMIT"
             ))
         });
-        if let Some(Err(_)) = sent {
+        match sent {
+            Some(Ok(())) => last_sent = Some(Instant::now()),
             // A session that can no longer notify (a former primary, now a
             // standby, refuses): the next request connects again.
-            client = None;
+            Some(Err(_)) => client = None,
+            None => {}
         }
     }
 }
