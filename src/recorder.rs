@@ -23,6 +23,9 @@ use crate::players::seats::{GameSeats, Seats};
 use crate::ratings::RatingBook;
 use crate::tournaments::Tournaments;
 
+/// The most events of the live stream one blocking task handles.
+const MAX_BATCH: usize = 256;
+
 pub struct Recorder {
     pub games: Arc<Games>,
     pub seats: Arc<Seats>,
@@ -131,17 +134,35 @@ impl Recorder {
                 next = live.recv() => next,
                 _ = stopping.changed() => return,
             };
-            match next {
-                Ok(event) => {
-                    let this = self.clone();
-                    let done = tokio::task::spawn_blocking(move || this.on_event(&event)).await;
-                    if !matches!(done, Ok(Ok(()))) {
-                        // Check everything again rather than lose an end.
-                        behind = true;
-                    }
+            let mut events = match next {
+                Ok(event) => vec![event],
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    behind = true;
+                    continue;
                 }
-                Err(broadcast::error::RecvError::Lagged(_)) => behind = true,
                 Err(broadcast::error::RecvError::Closed) => return,
+            };
+            // What else has come meanwhile, in one blocking task: a task
+            // per event cannot keep up with a busy server, and falling
+            // behind costs a catch-up.
+            while events.len() < MAX_BATCH {
+                match live.try_recv() {
+                    Ok(event) => events.push(event),
+                    Err(broadcast::error::TryRecvError::Lagged(_)) => {
+                        behind = true;
+                        break;
+                    }
+                    // Closed: the next `recv` says so.
+                    Err(_) => break,
+                }
+            }
+            let this = self.clone();
+            let done =
+                tokio::task::spawn_blocking(move || events.iter().try_for_each(|event| this.on_event(event)))
+                    .await;
+            if !matches!(done, Ok(Ok(()))) {
+                // Check everything again rather than lose an end.
+                behind = true;
             }
         }
     }
