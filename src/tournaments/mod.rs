@@ -13,6 +13,9 @@
 pub mod archive;
 pub mod view;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
@@ -21,7 +24,9 @@ use carcassonne_competition::{
     TournamentEvent,
 };
 use carcassonne_engine::{Seat, Seed, Setup};
-use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError, StoredEvent};
+use carcassonne_store::{
+    Actor, EventStore, GameId, GameSummary, NewEvent, RequestId, StoreError, StoredEvent, page_token_after,
+};
 use tokio::sync::broadcast;
 
 use crate::api::status::ApiError;
@@ -139,6 +144,26 @@ pub fn rated_game(spec: &carcassonne_competition::Spec, seats: &[PlayerName]) ->
     spec.rated && !seats.iter().any(|seat| spec.is_house_bot(seat))
 }
 
+/// Every tournament's id and stream, listed from their prefix on: stream
+/// ids sort by bytes, so the tournaments' are together, and the other
+/// games, however many, are not read.
+fn tournament_streams(store: &dyn EventStore) -> Result<Vec<(String, GameSummary)>, ApiError> {
+    let prefix = GameId::new(TOURNAMENT_STREAM_PREFIX).map_err(store_error)?;
+    let mut token = Some(page_token_after(&prefix));
+    let mut streams = Vec::new();
+    while let Some(after) = token.take() {
+        let page = store.list_games(Some(&after), 0).map_err(store_error)?;
+        for summary in page.games {
+            let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) else {
+                return Ok(streams);
+            };
+            streams.push((id.to_owned(), summary));
+        }
+        token = page.next_page_token;
+    }
+    Ok(streams)
+}
+
 fn tournament_error(error: TournamentError) -> ApiError {
     ApiError::TournamentState(error.to_string())
 }
@@ -151,27 +176,11 @@ impl Tournaments {
         players: Arc<Players>,
     ) -> Result<Tournaments, ApiError> {
         let mut held = BTreeMap::new();
-        let mut token = Some(TOURNAMENT_STREAM_PREFIX.to_owned());
-        // Stream ids sort by bytes: the tournaments' are together.
-        let mut first = true;
-        while let Some(at) = token.take() {
-            let page = if first {
-                first = false;
-                store.list_games(None, 0)
-            } else {
-                store.list_games(Some(&at), 0)
-            }
-            .map_err(store_error)?;
-            for summary in &page.games {
-                let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) else {
-                    continue;
-                };
-                let stored = store.read_game(&summary.game, 1).map_err(store_error)?;
-                let folded =
-                    fold(id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
-                held.insert(id.to_owned(), Arc::new(Mutex::new(folded)));
-            }
-            token = page.next_page_token;
+        for (id, summary) in tournament_streams(store.as_ref())? {
+            let stored = store.read_game(&summary.game, 1).map_err(store_error)?;
+            let folded =
+                fold(&id, &stored).map_err(|e| ApiError::Corrupt(format!("tournaments/{id}: {e}")))?;
+            held.insert(id, Arc::new(Mutex::new(folded)));
         }
         Ok(Tournaments {
             store,
@@ -219,19 +228,10 @@ impl Tournaments {
     /// [`Tournaments::refresh`] for every tournament stream of the store:
     /// after this node fell behind the store's stream.
     pub fn refresh_all(&self) -> Result<(), ApiError> {
-        let mut token = None;
-        loop {
-            let page = self.store.list_games(token.as_deref(), 0).map_err(store_error)?;
-            for summary in &page.games {
-                if let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) {
-                    self.refresh(id, summary.last_seq)?;
-                }
-            }
-            match page.next_page_token {
-                Some(next) => token = Some(next),
-                None => return Ok(()),
-            }
+        for (id, summary) in tournament_streams(self.store.as_ref())? {
+            self.refresh(&id, summary.last_seq)?;
         }
+        Ok(())
     }
 
     pub fn games(&self) -> &Arc<Games> {

@@ -139,9 +139,10 @@ pub(crate) fn clamp_page_size(page_size: usize) -> usize {
 
 const PAGE_TOKEN_PREFIX: &str = "g1.";
 
-/// The token that continues a listing after `game`. Opaque to callers; a
+/// The token that continues a listing after `game` (which need not be
+/// stored): how a caller lists from some id on. Opaque otherwise; a
 /// version prefix lets the encoding change later.
-pub(crate) fn page_token_after(game: &GameId) -> String {
+pub fn page_token_after(game: &GameId) -> String {
     let mut token = String::from(PAGE_TOKEN_PREFIX);
     for byte in game.as_str().bytes() {
         token.push_str(&format!("{byte:02x}"));
