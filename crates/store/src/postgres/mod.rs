@@ -38,7 +38,9 @@
 //!
 //! - An append takes its positions as its last step before inserting its
 //!   events, with `take_positions(n)`: under a short allocation lock (an
-//!   advisory lock held for that call only, never until the commit) it
+//!   advisory lock held for that call only, never until the commit, and
+//!   released by the call's exception handler whatever fails in it,
+//!   cancellation included: schema V6) it
 //!   takes `n` consecutive numbers from the sequence `event_positions` and
 //!   a transaction-level advisory lock on minus its first position, which
 //!   PostgreSQL releases when the transaction commits or rolls back, after

@@ -330,6 +330,57 @@ BEGIN
 END $$;
 "#,
     ),
+    (
+        "V6__the_allocation_lock_released_on_cancellation",
+        r#"
+-- take_positions and safe_position as V3's, but with the allocation lock
+-- (a session lock) taken and released inside one exception block. A
+-- cancellation (statement_timeout, pg_cancel_backend) is raised at the
+-- start of a statement: landing just after V3's lock was taken, outside
+-- its block (or anywhere in safe_position, which had none), it left the
+-- session holding the lock, and every append and safe read of every
+-- node waiting for it until that connection closed. Unlocking a lock not
+-- held (the error came while waiting for it) only warns.
+CREATE OR REPLACE FUNCTION take_positions(n BIGINT) RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+    first BIGINT;
+BEGIN
+    BEGIN
+        PERFORM pg_advisory_lock(7161132245584097282);
+        first := nextval('event_positions');
+        IF n > 1 THEN
+            PERFORM setval('event_positions', first + n - 1);
+        END IF;
+        PERFORM pg_advisory_xact_lock(-first);
+        PERFORM pg_advisory_unlock(7161132245584097282);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(7161132245584097282);
+        RAISE;
+    END;
+    RETURN first;
+END $$;
+
+CREATE OR REPLACE FUNCTION safe_position() RETURNS BIGINT LANGUAGE plpgsql AS $$
+DECLARE
+    allocated BIGINT;
+    oldest_open BIGINT;
+BEGIN
+    BEGIN
+        PERFORM pg_advisory_lock(7161132245584097282);
+        SELECT CASE WHEN is_called THEN last_value ELSE 0 END INTO allocated FROM event_positions;
+        PERFORM pg_advisory_unlock(7161132245584097282);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_advisory_unlock(7161132245584097282);
+        RAISE;
+    END;
+    SELECT min(-((classid::BIGINT << 32) | objid::BIGINT)) INTO oldest_open
+        FROM pg_locks
+        WHERE locktype = 'advisory' AND objsubid = 1 AND classid::BIGINT >= 2147483648
+          AND database = (SELECT oid FROM pg_database WHERE datname = current_database());
+    RETURN least(allocated, coalesce(oldest_open - 1, allocated));
+END $$;
+"#,
+    ),
 ];
 
 /// Applies the migrations the database lacks, one node at a time.

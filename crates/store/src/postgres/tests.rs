@@ -250,3 +250,30 @@ fn a_refused_append_rolls_its_batch_back_and_forgotten_statements_are_prepared_a
     drop(client);
     assert_eq!(store.read_all(1, 10).unwrap().len(), 6);
 }
+
+/// A safe read or an allocation of positions that fails while it holds
+/// the allocation lock (here: a role that may not use the positions'
+/// sequence) leaves the lock free; were it held, every append and safe
+/// read of every node would wait for that session to close.
+#[test]
+fn a_call_that_fails_holding_the_allocation_lock_leaves_it_free() {
+    let Some(cluster) = pg::cluster() else { return };
+    let url = cluster.database();
+    let mut admin = cluster.admin(&url);
+    schema::migrate(&mut admin).unwrap();
+    admin.batch_execute("CREATE ROLE positions_hidden LOGIN").unwrap();
+    let mut limited = Client::connect(&url.replace("user=postgres", "user=positions_hidden"), NoTls).unwrap();
+    for call in ["SELECT safe_position()", "SELECT take_positions(1)"] {
+        let error = limited.query_one(call, &[]).unwrap_err();
+        let denied = Some(&postgres::error::SqlState::INSUFFICIENT_PRIVILEGE);
+        assert_eq!(error.code(), denied, "{call}: {error:?}");
+        let held: i64 = limited
+            .query_one(
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid()",
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(held, 0, "{call} left an advisory lock held");
+    }
+}
