@@ -92,8 +92,9 @@
 //! notification (or every 250 ms, in case one was missed across a
 //! reconnect, or a position was left unused) reads from the last position
 //! it published up to the safe position and publishes into the broadcast
-//! hub; a notification of its own node's notifier whose position is
-//! published already needs no read. Publishing is one
+//! hub; no read is needed while the cursor is past every position
+//! notified so far (a node's own appends are usually published from
+//! memory before their notification arrives). Publishing is one
 //! mutex-guarded cursor: events go out strictly by position, each once. A
 //! local append also runs the cursor before it returns, so its own
 //! subscribers have its events as soon as it is acknowledged, unless an
@@ -131,7 +132,7 @@ mod tests;
 pub use import::ImportReport;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, sync_channel};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
@@ -204,9 +205,6 @@ struct Shared {
     /// The last position of this node's appends committed so far: what
     /// the notifier's next notification announces.
     last_committed: AtomicU64,
-    /// The notifier's session (its backend's process id, 0 when not
-    /// connected), so that the follower knows this node's notifications.
-    notifier_session: AtomicI32,
     stop: AtomicBool,
 }
 
@@ -279,7 +277,6 @@ impl PgStore {
             notify,
             last_published: AtomicU64::new(start),
             last_committed: AtomicU64::new(start),
-            notifier_session: AtomicI32::new(0),
             stop: AtomicBool::new(false),
         });
         let notifier = {
@@ -360,11 +357,6 @@ fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>)
         }
         if client.as_ref().is_none_or(postgres::Client::is_closed) {
             client = config.connect(NoTls).ok();
-            let session = client
-                .as_mut()
-                .and_then(|connected| connected.query_one("SELECT pg_backend_pid()", &[]).ok())
-                .map_or(0, |row| row.get::<_, i32>(0));
-            shared.notifier_session.store(session, Ordering::SeqCst);
         }
         let committed = shared.last_committed.load(Ordering::SeqCst);
         let sent = client.as_mut().map(|connected| {
@@ -384,6 +376,9 @@ fn notify_other_nodes(shared: &Shared, config: &Config, requests: &Receiver<()>)
 
 /// The follower thread: LISTEN, and publish what other nodes committed.
 fn follow(shared: &Shared, config: &Config) {
+    // The highest position a notification announced, this node's or
+    // another's.
+    let mut heard = 0;
     while !shared.stop.load(Ordering::SeqCst) {
         let mut client = match config.connect(NoTls) {
             Ok(client) => client,
@@ -406,12 +401,12 @@ fn follow(shared: &Shared, config: &Config) {
                 match notifications.timeout_iter(FOLLOW_INTERVAL).next() {
                     Err(_) => break,
                     Ok(None) => news = true,
-                    Ok(Some(first)) => news |= shared.is_news(&first),
+                    Ok(Some(first)) => news |= shared.is_news(&first, &mut heard),
                 }
                 // Drain what else arrived: one read serves them all.
                 let mut pending = notifications.iter();
                 while let Ok(Some(notification)) = pending.next() {
-                    news |= shared.is_news(&notification);
+                    news |= shared.is_news(&notification, &mut heard);
                 }
             }
             if news || caught_up.elapsed() >= FOLLOW_INTERVAL {
@@ -423,15 +418,23 @@ fn follow(shared: &Shared, config: &Config) {
 }
 
 impl Shared {
-    /// Whether a notification may announce events not yet published: any
-    /// but this node's own, once its appends up to the position it names
-    /// are published (they were, from memory, unless an older transaction
-    /// held them back). A read every [`FOLLOW_INTERVAL`] catches what no
-    /// notification announces (positions left unused).
-    fn is_news(&self, notification: &postgres::Notification) -> bool {
-        let own = notification.process_id() == self.notifier_session.load(Ordering::SeqCst);
-        let announced: u64 = notification.payload().parse().unwrap_or(u64::MAX);
-        !own || announced > self.last_published.load(Ordering::SeqCst)
+    /// Whether events may wait to be read after `notification`: while
+    /// any notification so far (`heard`, the highest announced) named a
+    /// position past the last one published. A node's notification names
+    /// its last commit, so once the cursor has passed it, that node's
+    /// commits up to it are published: this node's own usually are, from
+    /// memory, when its notification arrives. Not just this
+    /// notification's position: an earlier one's events may still be
+    /// waiting, held back by an older transaction this one ended. A
+    /// payload that is no position is news. A read every
+    /// [`FOLLOW_INTERVAL`] catches what no notification announces
+    /// (positions left unused).
+    fn is_news(&self, notification: &postgres::Notification, heard: &mut u64) -> bool {
+        match notification.payload().parse::<u64>() {
+            Ok(announced) => *heard = (*heard).max(announced),
+            Err(_) => return true,
+        }
+        *heard > self.last_published.load(Ordering::SeqCst)
     }
 
     fn client(&self) -> Result<r2d2::PooledConnection<pool::Manager>> {
