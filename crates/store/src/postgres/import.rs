@@ -255,6 +255,12 @@ impl PgStore {
             .map_err(pg_error)?;
         }
         if report.last_position > 0 {
+            // The position lock of position 1 until the commit, taken
+            // before the sequence moves: `safe_position()` stays below the
+            // copied events until they are visible, as for an append, so
+            // that no follower passes over them meanwhile.
+            tx.execute("SELECT pg_advisory_xact_lock($1)", &[&-1_i64])
+                .map_err(pg_error)?;
             // Not transactional: should the commit fail, the next appends
             // start after a gap, which is harmless.
             tx.execute(
