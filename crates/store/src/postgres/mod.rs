@@ -379,6 +379,7 @@ fn follow(shared: &Shared, config: &Config) {
     // The highest position a notification announced, this node's or
     // another's.
     let mut heard = 0;
+    let mut reported = Reported::default();
     while !shared.stop.load(Ordering::SeqCst) {
         let mut client = match config.connect(NoTls) {
             Ok(client) => client,
@@ -392,7 +393,7 @@ fn follow(shared: &Shared, config: &Config) {
             continue;
         }
         // What was committed before the LISTEN took effect.
-        let _ = shared.catch_up(&mut client);
+        reported.report(shared.catch_up(&mut client));
         let mut caught_up = Instant::now();
         while !shared.stop.load(Ordering::SeqCst) && !client.is_closed() {
             let mut news = false;
@@ -410,8 +411,47 @@ fn follow(shared: &Shared, config: &Config) {
                 }
             }
             if news || caught_up.elapsed() >= FOLLOW_INTERVAL {
-                let _ = shared.catch_up(&mut client);
+                reported.report(shared.catch_up(&mut client));
                 caught_up = Instant::now();
+            }
+        }
+    }
+}
+
+/// The follower's failures, logged: each new one at once, one that goes on
+/// once every [`REPORT_AGAIN`], and the recovery. While the follower
+/// cannot read, no node's events reach this node's subscribers.
+#[derive(Default)]
+struct Reported {
+    last: Option<(String, Instant)>,
+}
+
+/// How often a failure that goes on is logged again.
+const REPORT_AGAIN: Duration = Duration::from_secs(60);
+
+impl Reported {
+    fn report(&mut self, read: Result<()>) {
+        match read {
+            Ok(()) => {
+                if self.last.take().is_some() {
+                    tracing::info!("the PostgreSQL follower reads again");
+                }
+            }
+            Err(error) => {
+                let detail = error.to_string();
+                let again = match &self.last {
+                    Some((last, at)) => *last != detail || at.elapsed() >= REPORT_AGAIN,
+                    None => true,
+                };
+                if !again {
+                    return;
+                }
+                if matches!(error, StoreError::Unavailable(_)) {
+                    tracing::warn!(error = %detail, "the PostgreSQL follower cannot read; subscribers wait");
+                } else {
+                    tracing::error!(error = %detail, "the PostgreSQL follower cannot read past an event; subscribers wait");
+                }
+                self.last = Some((detail, Instant::now()));
             }
         }
     }
