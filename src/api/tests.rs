@@ -53,7 +53,7 @@ fn a_game_rebuilt_from_what_its_players_are_shown_is_the_server_s_public_game() 
         };
         let mut at = 1_000_000;
         let mut game = Game::new_at(setup, at);
-        let shown = view::game(&info(), 2, &game);
+        let shown = view::game(&info(), 2, &game, crate::games::SeedReveal::unshared());
         let mut public = follow::created(&shown).expect("the creation");
         let mut seq = 2;
         let mut show =

@@ -8,6 +8,7 @@ use carcassonne_engine::{
 };
 
 use super::version;
+use crate::games::SeedReveal;
 use crate::proto;
 
 /// What the server knows of a game beside its rules state.
@@ -30,15 +31,21 @@ pub struct GameInfo {
 /// The game after its stored event `seq` as `view` asks: everything, or
 /// all but the board ([`proto::GameView::Basic`]). Every function here takes
 /// stored seqs and shows API versions ([`version::of_seq`]).
-pub fn game_as(info: &GameInfo, seq: i64, game: &Game, view: proto::GameView) -> proto::Game {
+pub fn game_as(
+    info: &GameInfo,
+    seq: i64,
+    game: &Game,
+    reveal: SeedReveal,
+    view: proto::GameView,
+) -> proto::Game {
     match view {
-        proto::GameView::Basic => basic(info, seq, game),
-        proto::GameView::Full | proto::GameView::Unspecified => self::game(info, seq, game),
+        proto::GameView::Basic => basic(info, seq, game, reveal),
+        proto::GameView::Full | proto::GameView::Unspecified => self::game(info, seq, game, reveal),
     }
 }
 
 /// The game without its board: no tiles, followers, bag or city.
-fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
+fn basic(info: &GameInfo, seq: i64, game: &Game, reveal: SeedReveal) -> proto::Game {
     let finished = game.is_finished();
     let city = game.city();
     let ranking = game.ranking();
@@ -89,11 +96,9 @@ fn basic(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
         bag: Vec::new(),
         city: None,
         seed_sha256: info.seed_sha256.clone(),
-        // Revealed only at the end (B-3).
-        seed: match (finished, game.setup().seed) {
-            (true, Some(seed)) => seed.to_hex(),
-            _ => String::new(),
-        },
+        // Revealed only at the end (B-3), and not while a game that
+        // shares the bag runs.
+        seed: reveal.seed(game).map(|seed| seed.to_hex()).unwrap_or_default(),
         winners: game.winners().iter().map(|s| u32::from(s.0)).collect(),
         spectator_delay: info.spectator_delay,
         create_time_ms: info.create_time_ms,
@@ -158,7 +163,7 @@ pub fn times_left(game: &Game) -> Vec<i64> {
 }
 
 /// The whole game after its stored event `seq`, as its viewers may see it.
-pub fn game(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
+pub fn game(info: &GameInfo, seq: i64, game: &Game, reveal: SeedReveal) -> proto::Game {
     let city = game.city();
     proto::Game {
         tiles: game
@@ -204,7 +209,7 @@ pub fn game(info: &GameInfo, seq: i64, game: &Game) -> proto::Game {
                 })
                 .collect(),
         }),
-        ..basic(info, seq, game)
+        ..basic(info, seq, game, reveal)
     }
 }
 

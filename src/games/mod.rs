@@ -127,6 +127,35 @@ pub trait Seals: Send + Sync {
     fn lifted(&self, tournament: &str, game: &GameId) -> bool;
 }
 
+/// Whether a game's seed may be shown once the game is finished: not
+/// while another game that shares its bag may still be running (a
+/// duplicate-bag tournament's round), whoever asks, its own seats
+/// included. Made only by [`Games::seed_reveal`], so that no view shows a
+/// seed without that decision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SeedReveal {
+    shared_bag_running: bool,
+}
+
+impl SeedReveal {
+    /// The seed of `game` if it may be shown now: the game is over and no
+    /// game that shares its bag may still be running.
+    pub fn seed(self, game: &Game) -> Option<Seed> {
+        match (game.is_finished(), self.shared_bag_running) {
+            (true, false) => game.setup().seed,
+            _ => None,
+        }
+    }
+
+    /// For a game that shares its bag with no other (the views' tests).
+    #[cfg(test)]
+    pub fn unshared() -> SeedReveal {
+        SeedReveal {
+            shared_bag_running: false,
+        }
+    }
+}
+
 /// The most games one filtered ListGames call reads (see [`Games::list`]).
 pub const LIST_SCAN_LIMIT: usize = 1000;
 
@@ -309,6 +338,15 @@ impl Games {
                 .is_some_and(|seals| seals.lifted(tournament, id))
         });
         !lifted
+    }
+
+    /// Whether game `id`'s seed may be shown at its end ([`SeedReveal`]):
+    /// the seed of a sealed game is the seed of every table of its round,
+    /// so it stays hidden, from its own seats too, until the seal lifts.
+    pub fn seed_reveal(&self, id: &GameId, loaded: &Loaded) -> SeedReveal {
+        SeedReveal {
+            shared_bag_running: self.sealed(id, loaded),
+        }
     }
 
     fn deciding(&self, id: &GameId) -> MutexGuard<'_, ()> {

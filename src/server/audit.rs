@@ -42,9 +42,11 @@ pub fn export(
     };
     let record =
         Record::from_timed_events(events).ok_or_else(|| ApiError::Corrupt("no creation event".to_owned()))?;
-    let (log, seed) = match (finished, now.game.setup().seed) {
-        (true, Some(seed)) => (stored.iter().map(stored_view).collect(), seed.to_hex()),
-        _ => (Vec::new(), String::new()),
+    // The log holds the creation, seed and all: both wait for the seed's
+    // reveal (not while a game that shares the bag runs).
+    let (log, seed) = match games.seed_reveal(id, &now).seed(&now.game) {
+        Some(seed) => (stored.iter().map(stored_view).collect(), seed.to_hex()),
+        None => (Vec::new(), String::new()),
     };
     Ok(proto::ExportGameResponse {
         record_json: record.to_json(),
@@ -57,12 +59,16 @@ pub fn export(
 /// under `games/<id>/`: its record and its event log as ExportGame gives
 /// them (the log as the canonical proto3 JSON of its `StoredEvent`s), its
 /// seed and the commitment the players were shown, each in hex on a line.
-/// A game still running is refused: its seed is sealed. A tournament's
-/// archive holds each of its games' files.
+/// A game still running is refused: its seed is sealed; so is a finished
+/// game whose bag another game of its round still draws from. A
+/// tournament's archive holds each of its games' files.
 pub fn game_files(games: &Games, id: &GameId) -> Result<Vec<(String, Vec<u8>)>, ApiError> {
     let now = games.current(id)?;
     if !now.game.is_finished() {
         return Err(ApiError::GameNotFinished(id.to_string()));
+    }
+    if games.seed_reveal(id, &now).seed(&now.game).is_none() {
+        return Err(ApiError::Sealed(id.to_string()));
     }
     let export = export(games, id, None)?;
     let mut events = serde_json::to_vec_pretty(&export.events)

@@ -20,7 +20,7 @@ use super::request::{game_id, request_id, token};
 use crate::api::status::ApiError;
 use crate::api::{parse, version, view};
 use crate::games::stored::Loaded;
-use crate::games::{Account, Acted, Acting, Games, NewGame, Outcome, Settled, store_error};
+use crate::games::{Account, Acted, Acting, Games, NewGame, Outcome, SeedReveal, Settled, store_error};
 use crate::players::{Players, parse_name};
 use crate::proto;
 
@@ -149,8 +149,8 @@ impl GameService {
     }
 }
 
-fn game_view(loaded: &Loaded) -> proto::Game {
-    view::game(&loaded.info, loaded.version as i64, &loaded.game)
+fn game_view(loaded: &Loaded, reveal: SeedReveal) -> proto::Game {
+    view::game(&loaded.info, loaded.version as i64, &loaded.game, reveal)
 }
 
 fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
@@ -172,11 +172,17 @@ fn events_view(loaded: &Loaded, outcomes: &[Outcome]) -> Vec<proto::GameEvent> {
 }
 
 /// The game as the caller may see it: now for its players (and everyone
-/// once it is over), `spectator_delay` events behind for spectators.
-fn visible_game(games: &Games, id: &GameId, token: Option<&str>) -> Result<Arc<Loaded>, ApiError> {
+/// once it is over), `spectator_delay` events behind for spectators; and
+/// whether its seed may be shown.
+fn visible_game(
+    games: &Games,
+    id: &GameId,
+    token: Option<&str>,
+) -> Result<(Arc<Loaded>, SeedReveal), ApiError> {
     let now = games.load(id)?;
     let audience = Audience::of(games, id, token, &now)?;
-    audience::visible_game(games, id, audience, now)
+    let reveal = games.seed_reveal(id, &now);
+    Ok((audience::visible_game(games, id, audience, now)?, reveal))
 }
 
 /// A new game's id: derived from the creation's request id, so that a
@@ -224,11 +230,12 @@ impl proto::game_service_server::GameService for GameService {
             bots,
         };
         let (permit, games) = (self.permit()?, self.games.clone());
+        let created_id = id.clone();
         // A caller that gives up (a deadline) does not stop the creation:
         // its retry finds the game, and the same tokens (`games::auth`).
         let created = tokio::task::spawn_blocking(move || {
             let _permit = permit;
-            games.create(&id, &request_id, new)
+            games.create(&created_id, &request_id, new)
         })
         .instrument(span)
         .await
@@ -245,8 +252,11 @@ impl proto::game_service_server::GameService for GameService {
                 })
             })
             .collect();
+        // A new game shares its bag with no other: a tournament's games
+        // are not made here.
+        let reveal = self.games.seed_reveal(&id, &created.loaded);
         Ok(Response::new(proto::CreateGameResponse {
-            game: Some(game_view(&created.loaded)),
+            game: Some(game_view(&created.loaded, reveal)),
             tokens,
         }))
     }
@@ -258,12 +268,12 @@ impl proto::game_service_server::GameService for GameService {
         let token = request::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_game", game = %id);
-        let loaded = self
+        let (loaded, reveal) = self
             .blocking(move |games| visible_game(games, &id, token.as_deref()))
             .instrument(span)
             .await?;
         Ok(Response::new(proto::GetGameResponse {
-            game: Some(game_view(&loaded)),
+            game: Some(game_view(&loaded, reveal)),
         }))
     }
 
@@ -293,14 +303,18 @@ impl proto::game_service_server::GameService for GameService {
                     let id = GameId::new(now.info.id.clone())
                         .map_err(|e| ApiError::Internal(format!("a stored game's id: {e}")))?;
                     if !games.sealed(&id, &now) {
-                        visible.push(audience::visible_game(games, &id, Audience::Spectator, now)?);
+                        let reveal = games.seed_reveal(&id, &now);
+                        visible.push((
+                            audience::visible_game(games, &id, Audience::Spectator, now)?,
+                            reveal,
+                        ));
                     }
                 }
                 Ok((visible, next))
             })
             .await?;
         Ok(Response::new(proto::ListGamesResponse {
-            games: games.iter().map(|l| game_view(l)).collect(),
+            games: games.iter().map(|(l, reveal)| game_view(l, *reveal)).collect(),
             next_page_token: next.unwrap_or_default(),
         }))
     }
@@ -312,7 +326,7 @@ impl proto::game_service_server::GameService for GameService {
         let token = request::optional_token(&request)?;
         let id = game_id(&request.get_ref().name)?;
         let span = tracing::info_span!("get_legal_actions", game = %id);
-        let loaded = self
+        let (loaded, _) = self
             .blocking(move |games| visible_game(games, &id, token.as_deref()))
             .instrument(span)
             .await?;
@@ -338,9 +352,10 @@ impl proto::game_service_server::GameService for GameService {
         })?;
         let span = tracing::info_span!("act", game = %id, request = %request_id);
         let Acted { outcomes, loaded } = self
-            .act_durably(id, token, expected, request_id, command)
+            .act_durably(id.clone(), token, expected, request_id, command)
             .instrument(span)
             .await?;
+        let reveal = self.games.seed_reveal(&id, &loaded);
         Ok(Response::new(proto::ActResponse {
             version: version::of_seq(loaded.version),
             events: events_view(&loaded, &outcomes),
@@ -348,6 +363,7 @@ impl proto::game_service_server::GameService for GameService {
                 &loaded.info,
                 loaded.version as i64,
                 &loaded.game,
+                reveal,
                 view,
             )),
             legal_actions: view::actions(&loaded.game),

@@ -24,6 +24,7 @@ use super::audience::Audience;
 use super::feed::{self, Received, Subscription, Update};
 use crate::api::status::ApiError;
 use crate::api::{version, view};
+use crate::games::SeedReveal;
 use crate::games::stored::Loaded;
 use crate::proto::{self, watch_game_response as wg};
 
@@ -40,8 +41,14 @@ pub struct CatchUp {
 }
 
 /// Folds a game's `stored` events for an audience that starts from version
-/// `from` (0: as far as it may see now).
-pub fn catch_up(stored: &[StoredEvent], from: u64, audience: Audience) -> Result<CatchUp, ApiError> {
+/// `from` (0: as far as it may see now); `reveal` says whether the seed
+/// shows at the end.
+pub fn catch_up(
+    stored: &[StoredEvent],
+    from: u64,
+    audience: Audience,
+    reveal: SeedReveal,
+) -> Result<CatchUp, ApiError> {
     let [first, second, rest @ ..] = stored else {
         return Err(ApiError::Corrupt("fewer than two events".to_owned()));
     };
@@ -57,7 +64,7 @@ pub fn catch_up(stored: &[StoredEvent], from: u64, audience: Audience) -> Result
     let mut snapshots = Vec::with_capacity(2);
     let mut take = |loaded: &Loaded| {
         if candidates.contains(&loaded.version) {
-            let game = view::game(&loaded.info, loaded.version as i64, &loaded.game);
+            let game = view::game(&loaded.info, loaded.version as i64, &loaded.game, reveal);
             snapshots.push((loaded.version, game));
         }
     };

@@ -227,6 +227,7 @@ impl Pump {
                 return Ok(Vec::new());
             };
             let loaded = games.current(&game)?;
+            let reveal = games.seed_reveal(&game, &loaded);
             let mut messages = Vec::new();
             if seq == 1 {
                 messages.push(message::Message::GameStarted(proto::PlayerGameStarted {
@@ -234,6 +235,7 @@ impl Pump {
                         &loaded.info,
                         loaded.version as i64,
                         &loaded.game,
+                        reveal,
                         proto::GameView::Full,
                     )),
                     seat: u32::from(seat),
@@ -249,6 +251,7 @@ impl Pump {
                             &loaded.info,
                             loaded.version as i64,
                             &loaded.game,
+                            reveal,
                             proto::GameView::Full,
                         )),
                         seat: u32::from(seat),

@@ -130,11 +130,16 @@ impl proto::watch_service_server::WatchService for WatchService {
         let (live, catch_up, audience) = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
             let loaded = games.load(&id)?;
             let audience = Audience::of(&games, &id, token.as_deref(), &loaded)?;
+            let reveal = games.seed_reveal(&id, &loaded);
             // Join the feed before reading, so that nothing falls between
             // the two.
             let live = feeds.join(&id, &loaded);
             let stored = games.store().read_game(&id, 1).map_err(store_error)?;
-            Ok((live, game_watch::catch_up(&stored, from, audience)?, audience))
+            Ok((
+                live,
+                game_watch::catch_up(&stored, from, audience, reveal)?,
+                audience,
+            ))
         })
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))??;
@@ -190,7 +195,8 @@ impl proto::watch_service_server::WatchService for WatchService {
                     ),
                 });
             }
-            Ok(Plan { id, from, to })
+            let reveal = games.seed_reveal(&id, &now);
+            Ok(Plan { id, from, to, reveal })
         })
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))??;
@@ -215,9 +221,15 @@ impl proto::watch_service_server::WatchService for WatchService {
         let version = version::to_seq("version", r.version)?;
         let games = self.games.clone();
         let game = tokio::task::spawn_blocking(move || -> Result<_, ApiError> {
-            let loaded =
-                audience::at_version(&games, &id, token.as_deref(), Some(version))?.load(&games, &id)?;
-            Ok(view::game(&loaded.info, loaded.version as i64, &loaded.game))
+            let at = audience::at_version(&games, &id, token.as_deref(), Some(version))?;
+            let reveal = games.seed_reveal(&id, &at.now);
+            let loaded = at.load(&games, &id)?;
+            Ok(view::game(
+                &loaded.info,
+                loaded.version as i64,
+                &loaded.game,
+                reveal,
+            ))
         })
         .await
         .map_err(|e| ApiError::Internal(e.to_string()))??;
@@ -301,6 +313,8 @@ struct Plan {
     id: GameId,
     from: u64,
     to: u64,
+    /// Whether the last step shows the seed, decided when the replay began.
+    reveal: crate::games::SeedReveal,
 }
 
 /// Events a replay reads from the store at a time.
@@ -430,7 +444,12 @@ impl Replay {
                     &effects,
                     &loaded.info.seed_sha256,
                 )),
-                game: Some(view::game(&loaded.info, loaded.version as i64, &loaded.game)),
+                game: Some(view::game(
+                    &loaded.info,
+                    loaded.version as i64,
+                    &loaded.game,
+                    self.plan.reveal,
+                )),
             }));
             sent += 1;
         }
@@ -846,6 +865,7 @@ mod tests {
             id: id.clone(),
             from: 2,
             to: last,
+            reveal: crate::games::SeedReveal::unshared(),
         };
         let mut steps = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
         // Unread: one step waits in the channel, nothing more is built.
@@ -869,6 +889,7 @@ mod tests {
             id,
             from: 2,
             to: last,
+            reveal: crate::games::SeedReveal::unshared(),
         };
         let dropped = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
         tokio::time::sleep(Duration::from_millis(100)).await;

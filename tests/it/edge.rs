@@ -219,7 +219,7 @@ async fn one_request_id_racing_with_two_actions_acts_once() {
         let cached = games.load(&id).unwrap();
         let (stored, _) = games.history(&id, None).unwrap();
         let view = |l: &carcassonne::games::stored::Loaded| {
-            carcassonne::api::view::game(&l.info, l.version as i64, &l.game)
+            carcassonne::api::view::game(&l.info, l.version as i64, &l.game, games.seed_reveal(&id, l))
         };
         assert_eq!(view(&cached), view(&stored), "round {round}");
     }

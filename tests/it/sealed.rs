@@ -168,3 +168,177 @@ async fn a_duplicate_round_is_sealed_to_everyone_but_each_games_seats_until_it_i
         task.abort();
     }
 }
+
+/// Every way a seat reads its own game, as the seat with `key`: the seed
+/// each of them shows (empty: none), and whether the archive is refused.
+async fn seeds_seen_by_a_seat(server: &TestServer, game: &str, key: &str) -> (Vec<String>, Option<String>) {
+    let mut games = server.client().await;
+    let mut watch = server.watcher().await;
+    let get = games
+        .get_game(with_token(
+            proto::GetGameRequest {
+                name: game.to_owned(),
+            },
+            key,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let export = watch
+        .export_game(with_token(crate::support::export_request(game), key))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(
+        export.seed.is_empty() == export.events.is_empty(),
+        "the log (with the creation's seed) comes with the seed"
+    );
+    let mut stream = crate::support::watch(
+        &mut watch,
+        with_token(crate::support::watch_request(game, None), key),
+    )
+    .await;
+    let snapshot = crate::support::snapshot(&mut stream).await;
+    let steps = watch
+        .replay_game(with_token(
+            crate::support::replay_request(game, Some(1), None),
+            key,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let steps: Vec<_> = tokio_stream::StreamExt::collect::<Vec<_>>(steps).await;
+    let last_step = steps.last().unwrap().as_ref().unwrap().game.clone().unwrap();
+    let at = watch
+        .get_game_at_version(with_token(
+            proto::GetGameAtVersionRequest {
+                name: game.to_owned(),
+                version: get.version,
+            },
+            key,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .game
+        .unwrap();
+    let archive = watch
+        .export_game_archive(with_token(
+            proto::ExportGameArchiveRequest {
+                name: game.to_owned(),
+            },
+            key,
+        ))
+        .await;
+    let archive_refusal = match archive {
+        Err(status) => Some(reason(&status)),
+        Ok(chunks) => {
+            let chunks: Vec<_> = tokio_stream::StreamExt::collect::<Vec<_>>(chunks.into_inner()).await;
+            chunks
+                .into_iter()
+                .find_map(|c| c.err())
+                .map(|status| reason(&status))
+        }
+    };
+    (
+        vec![get.seed, export.seed, snapshot.seed, last_step.seed, at.seed],
+        archive_refusal,
+    )
+}
+
+#[tokio::test]
+async fn a_finished_duplicate_game_keeps_its_seed_from_its_own_seats_while_its_round_runs() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut keys = std::collections::HashMap::new();
+    for name in ["Ada", "Brun", "Cleo", "Dag"] {
+        keys.insert(format!("players/{name}"), register(&server, name).await);
+    }
+    let names: Vec<String> = ["Ada", "Brun", "Cleo", "Dag"].map(String::from).to_vec();
+    let mut tournaments = tournaments_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        rounds: 1,
+        duplicate_bags: true,
+        time_control: Some(proto::TimeControl {
+            decision_ms: 600_000,
+            on_timeout: proto::TimeoutRule::Forfeit as i32,
+            ..Default::default()
+        }),
+        ..tournament_request("sealed-seed-seats-01", &names)
+    };
+    let created = tournaments
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let tables = &created.paired_rounds[0].tables;
+    assert_eq!(tables.len(), 2);
+    let (first, second) = (&tables[0], &tables[1]);
+    let first_game = first.games[0].game.clone();
+    let second_game = second.games[0].game.clone();
+    let resigner = &keys[&first.players[0]];
+
+    // A seat of the first table resigns at once: its game is over, but the
+    // second table still draws from the same bag.
+    let mut games = server.client().await;
+    let reader = games.clone();
+    let version_of = |game: &str, key: &str| {
+        let mut games = reader.clone();
+        let request = with_token(
+            proto::GetGameRequest {
+                name: game.to_owned(),
+            },
+            key,
+        );
+        async move {
+            games
+                .get_game(request)
+                .await
+                .unwrap()
+                .into_inner()
+                .game
+                .unwrap()
+                .version
+        }
+    };
+    let version = version_of(&first_game, resigner).await;
+    let resign = || proto::action::Action::Resign(proto::Resign {});
+    let answer = games
+        .act(with_token(
+            crate::support::act(&first_game, version, "resign-1", resign()),
+            resigner,
+        ))
+        .await
+        .unwrap()
+        .into_inner();
+    let ended = answer.game.unwrap();
+    assert_eq!(ended.status, proto::GameStatus::Finished as i32);
+    assert_eq!(
+        ended.seed, "",
+        "the Act answer shows no seed while the round runs"
+    );
+    for key in [resigner, &keys[&first.players[1]]] {
+        let (seeds, archive) = seeds_seen_by_a_seat(&server, &first_game, key).await;
+        assert!(seeds.iter().all(String::is_empty), "{seeds:?}");
+        assert_eq!(archive.as_deref(), Some("GAME_SEALED"));
+    }
+
+    // The second table ends too: the round, and the tournament, are over,
+    // and the seat sees the seed everywhere.
+    let version = version_of(&second_game, &keys[&second.players[0]]).await;
+    games
+        .act(with_token(
+            crate::support::act(&second_game, version, "resign-2", resign()),
+            &keys[&second.players[0]],
+        ))
+        .await
+        .unwrap();
+    finish(&server, &created.name, Duration::from_secs(60)).await;
+    let (seeds, archive) = seeds_seen_by_a_seat(&server, &first_game, resigner).await;
+    assert!(seeds.iter().all(|s| s.len() == 64), "{seeds:?}");
+    assert_eq!(archive, None);
+}
