@@ -10,6 +10,8 @@ pub const REGISTRY_SCHEMA: u16 = 200;
 pub const TOURNAMENT_SCHEMA: u16 = 201;
 /// The schema number the server stores [`crate::RatingEvent`]s under.
 pub const RATINGS_SCHEMA: u16 = 202;
+/// The schema number the server stores [`crate::ChallengeEvent`]s under.
+pub const CHALLENGE_SCHEMA: u16 = 203;
 
 /// Why stored bytes are not an event.
 #[derive(Debug, thiserror::Error)]

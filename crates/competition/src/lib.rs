@@ -14,6 +14,7 @@
 //! | [`Registry`]: registered players | [`RegistryEvent`] | [`REGISTRY_SCHEMA`] = 200 |
 //! | [`Tournament`]: one tournament | [`TournamentEvent`] | [`TOURNAMENT_SCHEMA`] = 201 |
 //! | [`Ratings`]: every rated game | [`RatingEvent`] | [`RATINGS_SCHEMA`] = 202 |
+//! | [`Challenge`]: one offer of a game | [`ChallengeEvent`] | [`CHALLENGE_SCHEMA`] = 203 |
 //!
 //! Every event type encodes as JSON (`encode`, `decode`): enums externally
 //! tagged with snake_case names (`{"withdrawn":{"player":"Ada"}}`, unit
@@ -29,6 +30,13 @@
 //! the server gave them; the registry stores only its SHA-256 (one key
 //! hash, one player) and finds the player from it. Organisers are promoted
 //! and demoted.
+//!
+//! # Challenges
+//!
+//! No game seats a registered player who did not agree to it: a
+//! [`Challenge`] offers a game's seats, each named for a registered
+//! player, open to any (a seek) or a built-in bot's, and the game starts
+//! once every player's seat is taken (the `challenge` module says how).
 //!
 //! # Tournaments
 //!
@@ -263,6 +271,7 @@
 //! assert_eq!(cup.standings()[0].points.to_string(), "1");
 //! ```
 
+mod challenge;
 mod codec;
 mod name;
 mod pairing;
@@ -274,7 +283,13 @@ mod tournament;
 #[cfg(test)]
 mod tests;
 
-pub use codec::{DecodeError, RATINGS_SCHEMA, REGISTRY_SCHEMA, TOURNAMENT_SCHEMA, from_hex, to_hex};
+pub use challenge::{
+    Challenge, ChallengeCommand, ChallengeError, ChallengeEvent, ChallengeSpec, ChallengeStatus,
+    MAX_CHALLENGE_SEATS, MIN_CHALLENGE_SEATS, SeatOffer, SpecError,
+};
+pub use codec::{
+    CHALLENGE_SCHEMA, DecodeError, RATINGS_SCHEMA, REGISTRY_SCHEMA, TOURNAMENT_SCHEMA, from_hex, to_hex,
+};
 pub use name::{MAX_HOUSE_BOT_KIND_LEN, MAX_HOUSE_BOT_NUMBER, MAX_NAME_LEN, NameError, PlayerName};
 pub use pairing::{
     LOOKAHEAD_LIMIT, LOT_DOMAIN, PAIRING_VERSION, Pairing, PairingInput, PairingPlan, SEARCH_LIMIT,

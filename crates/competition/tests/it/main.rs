@@ -3,6 +3,7 @@
 
 #![allow(clippy::unwrap_used)]
 
+mod challenges;
 mod encoding;
 mod pairing;
 mod ratings;
