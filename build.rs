@@ -5,13 +5,14 @@
 
 use std::path::PathBuf;
 
-const PROTOS: [&str; 6] = [
+const PROTOS: [&str; 7] = [
     "proto/carcassonne/v1/types.proto",
     "proto/carcassonne/v1/game.proto",
     "proto/carcassonne/v1/game_service.proto",
     "proto/carcassonne/v1/watch_service.proto",
     "proto/carcassonne/v1/player_service.proto",
     "proto/carcassonne/v1/tournament_service.proto",
+    "proto/carcassonne/v1/challenge_service.proto",
 ];
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -8,10 +8,10 @@
 //! - [`server`]: the gRPC services and the server's life cycle.
 //! - [`http`]: HTTP on the server's port: the web page, JSON, event
 //!   streams and board pictures, through the same services.
-//! - [`players`], [`ratings`], [`tournaments`], [`recorder`]: registered
-//!   players, their ratings and tournaments, each a stream in the store
-//!   folded through the competition crate, and what a game's end changes
-//!   in them.
+//! - [`players`], [`ratings`], [`tournaments`], [`challenges`],
+//!   [`recorder`]: registered players, their ratings, tournaments and
+//!   challenges, each a stream in the store folded through the competition
+//!   crate, and what a game's end changes in them.
 //! - [`audit`]: the offline audit of signed archives (`carcassonne audit`).
 //!
 //! The `carcassonne` binary (`src/main.rs`, with the offline commands in
@@ -19,6 +19,7 @@
 
 pub mod api;
 pub mod audit;
+pub mod challenges;
 pub mod games;
 pub mod http;
 pub mod players;

@@ -32,6 +32,7 @@ pub struct Recorder {
     pub ratings: Arc<RatingBook>,
     pub tournaments: Arc<Tournaments>,
     pub players: Arc<crate::players::Players>,
+    pub challenges: Arc<crate::challenges::Challenges>,
 }
 
 impl Recorder {
@@ -75,6 +76,7 @@ impl Recorder {
         self.players.refresh(u64::MAX)?;
         self.ratings.refresh(u64::MAX)?;
         self.tournaments.refresh_all()?;
+        self.challenges.refresh_all()?;
         // Every game opened so far, so that none is left out of the ends to
         // record; the live stream then keeps the seats' index current.
         self.seats.learn_through(self.games.store().last_position())?;
@@ -99,6 +101,11 @@ impl Recorder {
         }
         if let Some(id) = stream.strip_prefix(crate::tournaments::TOURNAMENT_STREAM_PREFIX) {
             return self.tournaments.refresh(id, event.seq);
+        }
+        if let Some(id) = stream.strip_prefix(crate::challenges::CHALLENGE_STREAM_PREFIX) {
+            // Another node's change, or this node's own: indexed as stored,
+            // and a full challenge's game started if no node has yet.
+            return self.challenges.refresh(id).map(drop);
         }
         if !is_game_stream(&event.game) {
             return Ok(());

@@ -125,6 +125,22 @@ pub enum ApiError {
     /// twice, exporting a running one, ...).
     #[error("{0}")]
     TournamentState(String),
+    /// A game that would seat a registered player, or be rated, without
+    /// the consent of every registered player in it.
+    #[error(
+        "{0}: a registered player is seated only by their own key, or by a challenge they accept \
+         (ChallengeService), or by a tournament"
+    )]
+    ConsentRequired(String),
+    #[error("no challenge is named challenges/{}", quote(.0))]
+    ChallengeNotFound(String),
+    /// A challenge refuses what its state does not allow.
+    #[error("{0}")]
+    Challenge(carcassonne_competition::ChallengeError),
+    #[error(
+        "a player may have at most {0} open challenges: cancel one, or wait for one to be taken up or lapse"
+    )]
+    TooManyChallenges(usize),
     #[error("{0}")]
     Exhausted(String),
     #[error("the server is shutting down")]
@@ -196,6 +212,21 @@ impl ApiError {
             ApiError::UnknownKey => (Code::Unauthenticated, "UNKNOWN_KEY"),
             ApiError::TournamentNotFound(_) => (Code::NotFound, "TOURNAMENT_NOT_FOUND"),
             ApiError::TournamentState(_) => (Code::FailedPrecondition, "TOURNAMENT_STATE"),
+            ApiError::ConsentRequired(_) => (Code::PermissionDenied, "CONSENT_REQUIRED"),
+            ApiError::ChallengeNotFound(_) => (Code::NotFound, "CHALLENGE_NOT_FOUND"),
+            ApiError::Challenge(error) => {
+                use carcassonne_competition::ChallengeError as E;
+                match error {
+                    E::Closed(_) => (Code::FailedPrecondition, "CHALLENGE_CLOSED"),
+                    E::Expired => (Code::FailedPrecondition, "CHALLENGE_EXPIRED"),
+                    E::NotInvited(_) => (Code::PermissionDenied, "NOT_INVITED"),
+                    E::AlreadySeated(_) => (Code::FailedPrecondition, "ALREADY_SEATED"),
+                    E::NotAnOpenSeat(_) => (Code::FailedPrecondition, "SEAT_NOT_OPEN"),
+                    E::NotChallenger => (Code::PermissionDenied, "NOT_CHALLENGER"),
+                    E::ChallengerDeclines => (Code::FailedPrecondition, "CHALLENGER_DECLINES"),
+                }
+            }
+            ApiError::TooManyChallenges(_) => (Code::ResourceExhausted, "TOO_MANY_CHALLENGES"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
@@ -235,6 +266,12 @@ impl ApiError {
             }
             ApiError::TournamentNotFound(name) => {
                 metadata.insert("name".to_owned(), format!("tournaments/{name}"));
+            }
+            ApiError::ChallengeNotFound(name) => {
+                metadata.insert("name".to_owned(), format!("challenges/{name}"));
+            }
+            ApiError::TooManyChallenges(limit) => {
+                metadata.insert("limit".to_owned(), limit.to_string());
             }
             ApiError::RequestTooLarge { limit, .. } => {
                 metadata.insert("limit".to_owned(), limit.to_string());

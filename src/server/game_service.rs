@@ -42,8 +42,15 @@ impl GameService {
         }
     }
 
-    /// The registered players a creation names, per seat.
-    fn accounts(&self, accounts: &[String], seats: usize) -> Result<Vec<Option<Account>>, ApiError> {
+    /// The registered players a creation names, per seat: only the caller
+    /// (`key`, the request's bearer token), who agrees by sending it.
+    /// Anyone else's seat is theirs only by a challenge they accept.
+    fn accounts(
+        &self,
+        key: Option<&str>,
+        accounts: &[String],
+        seats: usize,
+    ) -> Result<Vec<Option<Account>>, ApiError> {
         if accounts.is_empty() {
             return Ok(Vec::new());
         }
@@ -61,6 +68,9 @@ impl GameService {
                     return Ok(None);
                 }
                 let name = parse_name("accounts", text)?;
+                if key.and_then(|key| self.players.player_of_key(key)).as_ref() != Some(&name) {
+                    return Err(ApiError::ConsentRequired(format!("accounts: players/{name}")));
+                }
                 if !seen.insert(name.clone()) {
                     return Err(ApiError::InvalidArgument {
                         field: "accounts".to_owned(),
@@ -200,6 +210,7 @@ impl proto::game_service_server::GameService for GameService {
         &self,
         request: Request<proto::CreateGameRequest>,
     ) -> Result<Response<proto::CreateGameResponse>, Status> {
+        let key = request::optional_token(&request)?;
         let r = request.into_inner();
         let request_id = request_id(&r.request_id)?;
         let setup = Setup {
@@ -209,14 +220,12 @@ impl proto::game_service_server::GameService for GameService {
             seed: parse::seed(&r.seed)?,
             time_control: parse::time_control(r.time_control.as_ref())?,
         };
-        let accounts = self.accounts(&r.accounts, setup.players.len())?;
+        let accounts = self.accounts(key.as_deref(), &r.accounts, setup.players.len())?;
         let bots = parse::bots(&r.bots, setup.players.len())?;
-        if r.rated && (accounts.len() != setup.players.len() || accounts.iter().any(Option::is_none)) {
-            return Err(ApiError::InvalidArgument {
-                field: "rated".to_owned(),
-                message: "only a game whose every seat belongs to a registered player is rated".to_owned(),
-            }
-            .into());
+        // A rated game seats only registered players, and a creation seats
+        // only its caller: every other player agrees through a challenge.
+        if r.rated {
+            return Err(ApiError::ConsentRequired("rated".to_owned()).into());
         }
         let id = new_game_id(&request_id)?;
         let span = tracing::info_span!("create_game", game = %id);

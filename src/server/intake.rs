@@ -55,6 +55,13 @@ const REQUEST_LIMITS: &[(&str, usize)] = &[
     ("/carcassonne.v1.TournamentService/WatchTournament", KIB),
     ("/carcassonne.v1.TournamentService/WithdrawPlayer", KIB),
     ("/carcassonne.v1.TournamentService/ExportTournamentArchive", KIB),
+    // Five seats' names and a game's settings.
+    ("/carcassonne.v1.ChallengeService/CreateChallenge", 4 * KIB),
+    ("/carcassonne.v1.ChallengeService/GetChallenge", KIB),
+    ("/carcassonne.v1.ChallengeService/ListChallenges", KIB),
+    ("/carcassonne.v1.ChallengeService/AcceptChallenge", KIB),
+    ("/carcassonne.v1.ChallengeService/DeclineChallenge", KIB),
+    ("/carcassonne.v1.ChallengeService/CancelChallenge", KIB),
     ("/grpc.health.v1.Health/Check", KIB),
     ("/grpc.health.v1.Health/Watch", KIB),
 ];

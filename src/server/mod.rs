@@ -7,6 +7,7 @@
 pub mod admin;
 pub(crate) mod audience;
 pub mod audit;
+mod challenge_service;
 mod feed;
 mod game_service;
 mod game_watch;
@@ -34,6 +35,7 @@ pub use self::tournament_service::TournamentService;
 pub use self::watch_service::WatchService;
 use crate::games::{Games, timekeeper};
 use crate::proto;
+use crate::proto::challenge_service_server::ChallengeServiceServer;
 use crate::proto::game_service_server::GameServiceServer;
 use crate::proto::player_service_server::PlayerServiceServer;
 use crate::proto::tournament_service_server::TournamentServiceServer;
@@ -338,6 +340,10 @@ pub async fn serve_with_ready(
         crate::tournaments::Tournaments::open(store.clone(), games.clone(), players.clone())
             .map_err(competition)?,
     );
+    let challenges = Arc::new(
+        crate::challenges::Challenges::open(store.clone(), games.clone(), players.clone())
+            .map_err(competition)?,
+    );
     let seals: Arc<dyn crate::games::Seals> = tournaments.clone();
     games.lift_seals_with(Arc::downgrade(&seals));
     let recorder = Arc::new(crate::recorder::Recorder {
@@ -346,6 +352,7 @@ pub async fn serve_with_ready(
         ratings: ratings.clone(),
         tournaments: tournaments.clone(),
         players: players.clone(),
+        challenges: challenges.clone(),
     });
     let recording = tokio::spawn(recorder.run(stopping.clone()));
     let player_service = PlayerServiceServer::new(player_service::PlayerService {
@@ -356,6 +363,13 @@ pub async fn serve_with_ready(
         stopping: stopping.clone(),
     })
     .max_decoding_message_size(intake::largest_request("/carcassonne.v1.PlayerService/"))
+    .max_encoding_message_size(MAX_RESPONSE_BYTES);
+    let challenge_service = ChallengeServiceServer::new(challenge_service::ChallengeService {
+        players: players.clone(),
+        challenges,
+        store: store.clone(),
+    })
+    .max_decoding_message_size(intake::largest_request("/carcassonne.v1.ChallengeService/"))
     .max_encoding_message_size(MAX_RESPONSE_BYTES);
     let tournament = Arc::new(TournamentService {
         players: players.clone(),
@@ -423,7 +437,8 @@ pub async fn serve_with_ready(
         .add_service(game_service)
         .add_service(watch_service)
         .add_service(player_service)
-        .add_service(tournament_service);
+        .add_service(tournament_service)
+        .add_service(challenge_service);
     let http = crate::http::router(Arc::new(crate::http::Http::new(
         game,
         watch,

@@ -133,12 +133,17 @@ async fn carcassonne_bot_with_a_key_plays_the_games_its_player_sits_in() {
     let mut bot = spawn_bot(&server.url(), &["--level", "greedy", "--key", &key]);
     let mut names = Vec::new();
     for i in 0..2 {
+        // Botty's own key seats Botty.
         let request = proto::CreateGameRequest {
             accounts: vec!["players/Botty".to_owned(), String::new()],
             bots: vec![String::new(), "random".to_owned()],
             ..create_request(&format!("bot-cli-key-game-000{i}"), 2, &[], 40 + i)
         };
-        let created = client.create_game(request).await.unwrap().into_inner();
+        let created = client
+            .create_game(crate::support::with_token(request, &key))
+            .await
+            .unwrap()
+            .into_inner();
         names.push(created.game.unwrap().name);
     }
     let started = Instant::now();

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+use carcassonne::proto::challenge_service_client::ChallengeServiceClient;
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::player_service_client::PlayerServiceClient;
 use carcassonne::proto::tournament_service_client::TournamentServiceClient;
@@ -46,6 +47,59 @@ pub async fn league_server_on(
 
 pub async fn players_client(server: &TestServer) -> PlayerServiceClient<Channel> {
     PlayerServiceClient::connect(server.url()).await.unwrap()
+}
+
+pub async fn challenges_client(server: &TestServer) -> ChallengeServiceClient<Channel> {
+    ChallengeServiceClient::connect(server.url()).await.unwrap()
+}
+
+/// A challenge to a game of the registered players `names`, in seat
+/// order, the first of them the challenger.
+pub fn challenge_request(request_id: &str, names: &[&str], rated: bool) -> proto::CreateChallengeRequest {
+    proto::CreateChallengeRequest {
+        request_id: request_id.to_owned(),
+        seats: names
+            .iter()
+            .map(|name| proto::ChallengeSeat {
+                player: format!("players/{name}"),
+                ..Default::default()
+            })
+            .collect(),
+        rated,
+        ..Default::default()
+    }
+}
+
+/// The game the players of `request` agree to: the first of `keys` (the
+/// challenger's) offers it, each other accepts. Returns the game's name.
+pub async fn agreed_game(
+    server: &TestServer,
+    request: proto::CreateChallengeRequest,
+    keys: &[&str],
+) -> String {
+    let mut challenges = challenges_client(server).await;
+    let mut challenge = challenges
+        .create_challenge(with_token(request, keys[0]))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    for key in &keys[1..] {
+        let accept = proto::AcceptChallengeRequest {
+            name: challenge.name.clone(),
+            seat: None,
+        };
+        challenge = challenges
+            .accept_challenge(with_token(accept, key))
+            .await
+            .unwrap()
+            .into_inner()
+            .challenge
+            .unwrap();
+    }
+    assert_eq!(challenge.status, proto::ChallengeStatus::Accepted as i32);
+    challenge.game
 }
 
 pub async fn tournaments_client(server: &TestServer) -> TournamentServiceClient<Channel> {

@@ -8,6 +8,7 @@ mod bench_verdict;
 mod bot_cli;
 mod bot_seats;
 mod bots;
+mod challenges;
 mod cli;
 mod clocks;
 mod edge;

@@ -8,14 +8,16 @@ use carcassonne::players::Registration;
 use carcassonne::proto;
 use tonic::Code;
 
-use crate::bots::{self, ADMIN_KEY, Behaviour, Played, league_server, players_client, register};
+use crate::bots::{
+    self, ADMIN_KEY, Behaviour, Played, agreed_game, challenge_request, league_server, players_client,
+    register,
+};
 use crate::support::{act_legal, create_request, game, legal_as, reason, with_token};
 
-/// A game whose seats belong to registered players, in seat order.
-fn accounts_request(request_id: &str, names: &[&str], rated: bool) -> proto::CreateGameRequest {
+/// A creation that names registered players' seats, in seat order.
+fn accounts_request(request_id: &str, names: &[&str]) -> proto::CreateGameRequest {
     proto::CreateGameRequest {
         accounts: names.iter().map(|n| format!("players/{n}")).collect(),
-        rated,
         ..create_request(request_id, names.len(), &[], 7)
     }
 }
@@ -100,16 +102,14 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
     assert!(promoted.player.unwrap().organiser);
 
     let mut client = server.client().await;
-    let created = client
-        .create_game(accounts_request("accounts-game-1", &["Ada", "Brun"], false))
-        .await
-        .unwrap()
-        .into_inner();
-    // No token is made for a registered player's seat.
-    assert!(created.tokens.is_empty());
-    let game_view = created.game.unwrap();
+    let name = agreed_game(
+        &server,
+        challenge_request("accounts-game-00001", &["Ada", "Brun"], false),
+        &[&ada, &brun],
+    )
+    .await;
+    let game_view = game(&mut client, &name).await;
     assert_eq!(game_view.players[1].account, "players/Brun");
-    let name = game_view.name;
     // Ada's key acts for Ada's seat (0), and not for Brun's.
     let legal = legal_as(&mut client, &name, &ada).await;
     assert_eq!(legal.pending.as_ref().unwrap().seat, 0);
@@ -127,14 +127,12 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
         .unwrap_err();
     assert_eq!(reason(&wrong_seat), "NOT_YOUR_TURN");
     // A key of a player with no seat in the game is no token of it.
-    let other = client
-        .create_game(accounts_request("accounts-game-2", &["Brun", "Cleo"], false))
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
-        .name;
+    let other = agreed_game(
+        &server,
+        challenge_request("accounts-game-00002", &["Brun", "Cleo"], false),
+        &[&brun, &_cleo],
+    )
+    .await;
     let legal = legal_as(&mut client, &other, &brun).await;
     let action = legal.actions[0].action.unwrap();
     let stranger = client
@@ -145,22 +143,26 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
         .await
         .unwrap_err();
     assert_eq!(reason(&stranger), "BAD_TOKEN");
-    // A player holds one seat of a game; an unknown player none.
+    // A player holds one seat of a game, with their own key.
     let twice = client
-        .create_game(accounts_request("accounts-game-3", &["Ada", "Ada"], false))
+        .create_game(with_token(
+            accounts_request("accounts-game-3", &["Ada", "Ada"]),
+            &ada,
+        ))
         .await
         .unwrap_err();
     assert_eq!(twice.code(), Code::InvalidArgument);
-    let unknown = client
-        .create_game(accounts_request("accounts-game-4", &["Ada", "Nobody"], false))
+    // A creation with a key seats its player, and guests: no token for
+    // the player's seat.
+    let mut own = accounts_request("accounts-game-4", &["Ada", "Brun"]);
+    own.accounts[1] = String::new();
+    let created = client
+        .create_game(with_token(own, &ada))
         .await
-        .unwrap_err();
-    assert_eq!(reason(&unknown), "PLAYER_NOT_FOUND");
-    // Rated only when every seat is a registered player's.
-    let mut half = accounts_request("accounts-game-5", &["Ada", "Brun"], true);
-    half.accounts[1] = String::new();
-    let refused = client.create_game(half).await.unwrap_err();
-    assert_eq!(refused.code(), Code::InvalidArgument);
+        .unwrap()
+        .into_inner();
+    assert_eq!(created.tokens.len(), 1);
+    assert_eq!(created.tokens[0].seat, 1);
     // The server's own streams are no games.
     for hidden in ["games/@players", "games/@ratings"] {
         let status = client
@@ -177,7 +179,7 @@ async fn only_the_admin_makes_organisers_and_a_key_acts_only_in_its_players_seat
         .unwrap()
         .into_inner();
     assert!(listed.games.iter().all(|g| !g.name.contains('@')));
-    assert_eq!(listed.games.len(), 2);
+    assert_eq!(listed.games.len(), 3);
 }
 
 #[tokio::test]
@@ -208,15 +210,13 @@ async fn a_bot_plays_twenty_games_over_one_stream_and_reconnects_without_missing
     let mut names = Vec::new();
     for n in 0..20 {
         // Ada plays first in half of them.
-        let seats = if n % 2 == 0 {
-            ["Ada", "Brun"]
+        let (seats, keys) = if n % 2 == 0 {
+            (["Ada", "Brun"], [&ada, &brun])
         } else {
-            ["Brun", "Ada"]
+            (["Brun", "Ada"], [&brun, &ada])
         };
-        let mut request = accounts_request(&format!("twenty-games-{n:02}"), &seats, true);
-        request.seed = crate::support::hex(&[n as u8; 32]);
-        let created = client.create_game(request).await.unwrap().into_inner();
-        names.push(created.game.unwrap().name);
+        let request = challenge_request(&format!("twenty-games-{n:08}"), &seats, true);
+        names.push(agreed_game(&server, request, &keys.map(String::as_str)).await);
     }
     // No clock: a decision the bots missed would stall its game forever.
     let all_ended = async {
@@ -280,26 +280,22 @@ async fn ratings_follow_rated_games_only_and_recompute_from_the_stored_results()
     };
     // A rated duel, an unrated duel, a rated game of three, an aborted one.
     let plays: [(&str, &[&str], bool); 3] = [
-        ("rated-duel-0001", &["Ada", "Brun"], true),
-        ("unrated-duel-001", &["Ada", "Brun"], false),
-        ("rated-three-0001", &["Ada", "Brun", "Cleo"], true),
+        ("rated-duel-000001", &["Ada", "Brun"], true),
+        ("unrated-duel-00001", &["Ada", "Brun"], false),
+        ("rated-three-00001", &["Ada", "Brun", "Cleo"], true),
     ];
     for (id, names, rated) in plays {
-        let created = client
-            .create_game(accounts_request(id, names, rated))
-            .await
-            .unwrap()
-            .into_inner();
-        crate::support::play_to_end(&mut client, &created.game.unwrap().name, &keys(names)).await;
+        let held = keys(names);
+        let refs: Vec<&str> = held.iter().map(String::as_str).collect();
+        let game = agreed_game(&server, challenge_request(id, names, rated), &refs).await;
+        crate::support::play_to_end(&mut client, &game, &held).await;
     }
-    let aborted = client
-        .create_game(accounts_request("rated-aborted-01", &["Ada", "Cleo"], true))
-        .await
-        .unwrap()
-        .into_inner()
-        .game
-        .unwrap()
-        .name;
+    let aborted = agreed_game(
+        &server,
+        challenge_request("rated-aborted-0001", &["Ada", "Cleo"], true),
+        &[&ada, &cleo],
+    )
+    .await;
     let abort = proto::action::Action::Abort(proto::Abort {});
     client
         .act(with_token(crate::support::act(&aborted, 2, "abort", abort), &ada))
