@@ -161,6 +161,7 @@ class GamePage {
     this.chart.setAttribute("class", "chart");
     this.chart.setAttribute("role", "img");
     this.chart.setAttribute("aria-label", "Scores over the game's versions");
+    this.chartLegend = el("ol", { class: "chart-legend", "aria-label": "Each seat's latest score, highest first" });
 
     this.moveList = el("ol", { class: "moves" });
     this.finalSection = el("section", { class: "panel final", hidden: true, "aria-labelledby": "final-title" });
@@ -196,7 +197,7 @@ class GamePage {
             { class: "side" },
             this.resultSection,
             el("section", { class: "panel" }, this.players.table, this.players.bagLine),
-            el("section", { class: "panel" }, el("h2", {}, "Scores over time"), this.chart),
+            el("section", { class: "panel" }, el("h2", {}, "Scores over time"), this.chart, this.chartLegend),
             el(
               "section",
               { class: "panel moves-panel", "aria-labelledby": "moves-title" },
@@ -585,7 +586,7 @@ class GamePage {
       .map((watched) => ({ version: num(watched.event?.version), scores: (watched.scores ?? []).map(num) }))
       .sort((a, b) => a.version - b.version);
     const names = (this.info.players ?? []).map((player) => player.name ?? "");
-    drawChart(this.chart, points, names, this.shown);
+    drawChart(this.chart, this.chartLegend, points, names, this.shown);
   }
 
   renderFinal() {
