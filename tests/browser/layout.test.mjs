@@ -90,6 +90,7 @@ test("a clocked River and Count game with bot seats fits the screen at 1024 and 
     for (const selector of [".players .clock", ".players td:nth-of-type(3)", ".chart-legend li"]) {
       for (const element of await page.locator(selector).all()) assert.ok(await element.isVisible(), `${name}: ${selector} is visible`);
     }
+    assert.equal(await page.locator("#delay-note").innerText(), "Spectators see this game live.", `${name}: the footer on a game without a spectator delay`);
     if (name === "1024") {
       // Every width between a phone's and a wide desktop's, the same page resized.
       for (const width of SWEEP) {

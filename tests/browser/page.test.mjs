@@ -97,6 +97,7 @@ test("a game page follows a bot's game live to the end", async () => {
   const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
   await page.goto(`${server.url}/games/${created.id}`);
   await shownAt(page, 1);
+  assert.equal(await page.locator("#delay-note").innerText(), "Spectators see this game 3 events behind; its players see it live.");
   // Versions seen by the page while the bot plays.
   const seen = new Set();
   const sample = setInterval(async () => {
@@ -125,6 +126,7 @@ test("a game page follows a bot's game live to the end", async () => {
   const totals = await page.locator(".final-table .total").allInnerTexts();
   assert.deepEqual(totals.map(Number), server_.game.players.map((p) => p.score), "points by feature add up to the scores");
   await page.waitForSelector('.verdict[data-ok="true"]');
+  assert.equal(await page.locator("#delay-note").innerText(), "The game is over: spectators see all of it.");
   noProblems(problems);
   await context.close();
 });

@@ -34,6 +34,14 @@ export async function showGame(main, id) {
   new GamePage(main, id, info, Number.isFinite(asked) && asked >= 1 ? asked : null);
 }
 
+/** The footer's word on what spectators see of `game`: its own delay. */
+function delayNote(game) {
+  if (isFinished(game)) return "The game is over: spectators see all of it.";
+  const delay = num(game.spectatorDelay);
+  if (!delay) return "Spectators see this game live.";
+  return `Spectators see this game ${delay} ${delay === 1 ? "event" : "events"} behind; its players see it live.`;
+}
+
 function showProblem(main, id, error) {
   const missing = error.status === 404;
   document.title = `${missing ? "Game not found" : "Error"} · Carcassonne`;
@@ -219,6 +227,8 @@ class GamePage {
     this.statusBadge.textContent = status;
     this.statusBadge.className = `status status-${status.toLowerCase()}`;
     this.liveButton.hidden = isFinished(this.info);
+    const note = document.getElementById("delay-note");
+    if (note) note.textContent = delayNote(this.info);
   }
 
   // ------------------------------------------------------------ data
