@@ -1,9 +1,10 @@
-// The game page fits the screen, in Debian's chromium: a clocked River and
-// Count game with bot seats (the widest players table: bot tags, "In city"
-// and "Clock" columns, the chart's legend of every seat) at two desktop
-// widths and on a phone. Nothing may make the page scroll sideways, stick
-// out of the screen, or be cut off by a box it sits in. Games are created
-// and played over gRPC. Run by run_tests.sh.
+// The game page and the lobby fit the screen, in Debian's chromium: a
+// clocked River and Count game with bot seats (the widest players table:
+// bot tags, "In city" and "Clock" columns, the chart's legend of every
+// seat) at two desktop widths and on a phone, the game page at every width
+// between too. Nothing may make the page scroll sideways, stick out of the
+// screen, or be cut off by a box it sits in. Games are created and played
+// over gRPC. Run by run_tests.sh.
 
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
@@ -100,6 +101,25 @@ test("a clocked River and Count game with bot seats fits the screen at 1024 and 
       }
     }
     assert.deepEqual(problems, [], `${name}: the page logged errors`);
+    await context.close();
+  }
+});
+
+test("the lobby, listing a clocked game with bot seats, fits the screen at 1024 and 1366 px and on a phone", async () => {
+  const created = await createGame(client, {
+    players: ["Adelheid von Hohenzollern-Sigmaringen", "Bertrand", "Cleo"],
+    bots: ["", "greedy", "search:200"],
+    rules: { expansions: ["EXPANSION_RIVER", "EXPANSION_COUNT"] },
+    timeControl: CLOCKED,
+  });
+  for (const [name, options] of SCREENS) {
+    const { context, page, problems } = await watchedPage(chrome.browser, options);
+    await page.goto(`${server.url}/`);
+    await page.locator(`.game-card[data-game="${created.id}"] .card-board img`).waitFor();
+    await page.waitForFunction(() => [...document.querySelectorAll(".card-board img")].every((image) => image.complete));
+    await page.screenshot({ path: join(SCREENSHOTS, `lobby-bots-clocked-${name}.png`), fullPage: true });
+    assert.deepEqual(await page.evaluate(misfits, options.viewport.width), [], `${name}: what does not fit`);
+    assert.deepEqual(problems, [], `${name}: the lobby logged errors`);
     await context.close();
   }
 });
