@@ -7,8 +7,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context as _;
-use carcassonne::audit::{self, AuditFailure, Finding, Passed};
-use carcassonne_archive::{Archive, ArchiveError, PublicKey};
+use carcassonne::audit::{self, Finding, Passed};
+use carcassonne_archive::{Archive, ArchiveError, Opening, PublicKey};
 use serde_json::json;
 
 use crate::cli::{INVALID, emit};
@@ -26,8 +26,9 @@ pub struct AuditArgs {
     #[arg(long, value_name = "KEY")]
     key: Option<String>,
     /// Print one JSON object: `ok`, `kind`, `subject`, `server_key`,
-    /// `key_given`, `passed` (each check that held: `file`, `what`) and
-    /// `failure` (`file`, `at`, `rule`, `error`, or null).
+    /// `key_given`, `passed` (each check that held: `file`, `what`),
+    /// `failures` (each check that failed: `file`, `at`, `rule`, `error`)
+    /// and `failure` (the first of them, or null).
     #[arg(long)]
     json: bool,
 }
@@ -88,57 +89,86 @@ fn read_archive(path: &str) -> anyhow::Result<Vec<u8>> {
 }
 
 /// `carcassonne audit`: opens the archive (signature, expected key, every
-/// file's hash), then audits what its files say. Exit 0 when every check
-/// held; 1 at the first that did not, named.
+/// file's size and hash), then audits what its files say. Exit 0 when every
+/// check held; 1 otherwise. Every check that ran is told, held or not, in
+/// order: an archive that does not open has each of its opening checks
+/// told (each file's among them), and what its files say is not audited;
+/// one that opens is audited up to the first check that fails.
 pub fn audit(args: &AuditArgs) -> anyhow::Result<ExitCode> {
     let expected = args.key.as_deref().map(expected_key).transpose()?;
     let bytes = read_archive(&args.archive)?;
-    let archive = match Archive::open(&bytes, expected.as_ref()) {
+    let opening = Archive::check(&bytes, expected.as_ref());
+    let mut checks = opening_checks(&opening, expected.is_some());
+    let archive = match opening.archive {
         Ok(archive) => archive,
-        Err(error) => {
-            let failure = AuditFailure {
-                passed: Vec::new(),
-                finding: opening_finding(&error),
-            };
-            return report(args, None, Err(failure));
+        Err(_) => {
+            let failed = checks.iter().filter(|check| check.is_err()).count();
+            let verdict = format!(
+                "audit: {failed} of the archive's {} checks failed; what its files say is not audited",
+                checks.len()
+            );
+            return report(args, None, &checks, &verdict);
         }
     };
-    let manifest = archive.manifest();
-    let mut passed = vec![
-        Passed {
-            file: carcassonne_archive::SIGNATURE.to_owned(),
-            what: match &expected {
-                Some(key) => format!("valid, by the key given with --key, {key}"),
-                None => format!(
-                    "valid for the key the archive names, {}; only --key proves who signed it",
-                    archive.server_key()
-                ),
-            },
-        },
-        Passed {
-            file: carcassonne_archive::MANIFEST.to_owned(),
-            what: format!(
-                "{} archive of {}, made at {} ms; {} files, each of its listed size and SHA-256, \
-                 and no other",
-                manifest.kind,
-                manifest.subject,
-                manifest.created_at_ms,
-                manifest.files.len()
-            ),
-        },
-    ];
-    let outcome = match audit::audit_archive(&archive) {
+    let verdict = match audit::audit_archive(&archive) {
         Ok(report) => {
-            passed.extend(report.passed);
-            Ok(passed)
+            checks.extend(report.passed.into_iter().map(Ok));
+            "audit: every check held"
         }
-        Err(mut failure) => {
-            passed.append(&mut failure.passed);
-            failure.passed = passed;
-            Err(failure)
+        Err(failure) => {
+            checks.extend(failure.passed.into_iter().map(Ok));
+            checks.push(Err(failure.finding));
+            "audit: stopped at the first check that failed"
         }
     };
-    report(args, Some(&archive), outcome)
+    report(args, Some(&archive), &checks, verdict)
+}
+
+/// The opening's checks, in order, as an audit tells them. When every file
+/// held, the manifest's line tells them all.
+fn opening_checks(opening: &Opening, key_given: bool) -> Vec<Result<Passed, Finding>> {
+    let manifest = match &opening.manifest {
+        Ok(manifest) => manifest,
+        Err(error) => return vec![Err(opening_finding(error))],
+    };
+    let mut checks = Vec::with_capacity(opening.files.len() + 2);
+    checks.extend(opening.signature.iter().map(|signature| match signature {
+        Ok(key) => Ok(Passed {
+            file: carcassonne_archive::SIGNATURE.to_owned(),
+            what: if key_given {
+                format!("valid, by the key given with --key, {key}")
+            } else {
+                format!("valid for the key the archive names, {key}; only --key proves who signed it")
+            },
+        }),
+        Err(error) => Err(opening_finding(error)),
+    }));
+    let made = format!(
+        "{} archive of {}, made at {} ms; {} files",
+        manifest.kind,
+        manifest.subject,
+        manifest.created_at_ms,
+        manifest.files.len()
+    );
+    let files_held = opening.files.iter().all(Result::is_ok);
+    checks.push(Ok(Passed {
+        file: carcassonne_archive::MANIFEST.to_owned(),
+        what: if files_held {
+            format!("{made}, each of its listed size and SHA-256, and no other")
+        } else {
+            made
+        },
+    }));
+    if !files_held {
+        checks.extend(opening.files.iter().map(|file| match file {
+            Ok((path, bytes)) => Ok(Passed {
+                file: path.clone(),
+                what: format!("{bytes} bytes, its listed size and SHA-256"),
+            }),
+            Err(error) => Err(opening_finding(error)),
+        }));
+    }
+    checks
 }
 
 /// Why an archive did not open, as an audit's finding.
@@ -154,39 +184,42 @@ fn opening_finding(error: &ArchiveError) -> Finding {
     Finding::file(error.path(), error_text)
 }
 
+/// Prints each check, `ok` or `FAIL`, in order, then `verdict` (or, with
+/// `--json`, one object); the exit code says whether all held.
 fn report(
     args: &AuditArgs,
     archive: Option<&Archive>,
-    outcome: Result<Vec<Passed>, AuditFailure>,
+    checks: &[Result<Passed, Finding>],
+    verdict: &str,
 ) -> anyhow::Result<ExitCode> {
-    let (passed, failure) = match &outcome {
-        Ok(passed) => (passed.as_slice(), None),
-        Err(failure) => (failure.passed.as_slice(), Some(&failure.finding)),
-    };
+    let passed: Vec<&Passed> = checks.iter().filter_map(|check| check.as_ref().ok()).collect();
+    let failures: Vec<&Finding> = checks.iter().filter_map(|check| check.as_ref().err()).collect();
     if args.json {
         let manifest = archive.map(Archive::manifest);
         let out = json!({
-            "ok": failure.is_none(),
+            "ok": failures.is_empty(),
             "kind": manifest.map(|m| m.kind.as_str()),
             "subject": manifest.map(|m| m.subject.as_str()),
             "server_key": manifest.map(|m| m.server_key.as_str()),
             "key_given": args.key.is_some(),
             "passed": passed,
-            "failure": failure,
+            "failure": failures.first(),
+            "failures": failures,
         });
         emit(&(serde_json::to_string_pretty(&out)? + "\n"))?;
     } else {
         let mut out = String::new();
-        for check in passed {
-            out += &format!("ok    {check}\n");
+        for check in checks {
+            match check {
+                Ok(passed) => out += &format!("ok    {passed}\n"),
+                Err(finding) => out += &format!("FAIL  {finding}\n"),
+            }
         }
-        match failure {
-            Some(finding) => out += &format!("FAIL  {finding}\n"),
-            None => out += "audit: every check held\n",
-        }
+        out += verdict;
+        out += "\n";
         emit(&out)?;
     }
-    Ok(if failure.is_none() {
+    Ok(if failures.is_empty() {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(INVALID)

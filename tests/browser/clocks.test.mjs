@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchBrowser, leave, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
+import { createGame, gameClient, launchBrowser, leave, misfits, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(REPO, "target/screenshots");
 const DESKTOP = { viewport: { width: 1366, height: 900 } };
@@ -115,8 +115,7 @@ test("a clocked game counts the running seat's clocks down, live, and no other; 
   await phone.page.goto(`${server.url}/games/${created.id}`);
   await shownAt(phone.page, version);
   await phone.page.waitForFunction(() => document.querySelector(".decision-clock")?.textContent);
-  const overflow = await phone.page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-  assert.ok(overflow <= 0, `the page is ${overflow} px wider than the phone`);
+  assert.deepEqual(await phone.page.evaluate(misfits, PHONE.viewport.width), [], "what does not fit the phone");
   await phone.page.screenshot({ path: join(SCREENSHOTS, "game-clocked-phone.png"), fullPage: true });
   assert.deepEqual(phone.problems, [], "the page logged errors");
   await phone.context.close();

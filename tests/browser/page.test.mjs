@@ -9,7 +9,7 @@ import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, test } from "node:test";
-import { createGame, gameClient, launchBrowser, playFinishedRiverCountGame, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
+import { createGame, gameClient, launchBrowser, misfits, playFinishedRiverCountGame, playGame, REPO, showsVersion, shownState, startServer, watchedPage } from "./support.mjs";
 
 const SCREENSHOTS = process.env.SCREENSHOT_DIR ?? join(REPO, "target/screenshots");
 const DESKTOP = { viewport: { width: 1366, height: 900 } };
@@ -97,6 +97,7 @@ test("a game page follows a bot's game live to the end", async () => {
   const { context, page, problems } = await watchedPage(chrome.browser, DESKTOP);
   await page.goto(`${server.url}/games/${created.id}`);
   await shownAt(page, 1);
+  assert.equal(await page.locator("#delay-note").innerText(), "Spectators see this game 3 events behind; its players see it live.");
   // Versions seen by the page while the bot plays.
   const seen = new Set();
   const sample = setInterval(async () => {
@@ -125,6 +126,7 @@ test("a game page follows a bot's game live to the end", async () => {
   const totals = await page.locator(".final-table .total").allInnerTexts();
   assert.deepEqual(totals.map(Number), server_.game.players.map((p) => p.score), "points by feature add up to the scores");
   await page.waitForSelector('.verdict[data-ok="true"]');
+  assert.equal(await page.locator("#delay-note").innerText(), "The game is over: spectators see all of it.");
   noProblems(problems);
   await context.close();
 });
@@ -293,8 +295,7 @@ test("a finished game on a desktop and on a phone", async () => {
     await shownAt(page, finishedVersion);
     await page.waitForSelector(".final-table");
     await page.waitForSelector('.verdict[data-ok="true"]');
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${name}: the page is ${overflow} px wider than the screen`);
+    assert.deepEqual(await page.evaluate(misfits, options.viewport.width), [], `${name}: what does not fit`);
     for (const selector of [".board-viewport", ".slider", ".players", ".moves"]) {
       assert.ok(await page.locator(selector).isVisible(), `${name}: ${selector} is visible`);
     }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The web page in real browsers, headless, against the real server binary
 # on a free port with a temporary data directory: Debian's chromium driven
-# by playwright-core (page.test.mjs, clocks.test.mjs, tournament.test.mjs:
-# every check), then Debian's firefox-esr driven by puppeteer-core over
+# by playwright-core (page.test.mjs, clocks.test.mjs, tournament.test.mjs,
+# layout.test.mjs: every check), then Debian's firefox-esr driven by puppeteer-core over
 # WebDriver BiDi (firefox.test.mjs, the essential checks; a fresh
 # temporary profile, no connection beyond loopback). Both are pinned in package-lock.json and
 # installed without install scripts: neither downloads a browser of its own.
@@ -47,6 +47,6 @@ done
 mkdir -p "$SCREENSHOT_DIR"
 cd "$tests_dir"
 npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
-node --test --test-concurrency=1 --test-reporter=spec page.test.mjs clocks.test.mjs tournament.test.mjs firefox.test.mjs
+node --test --test-concurrency=1 --test-reporter=spec page.test.mjs clocks.test.mjs layout.test.mjs tournament.test.mjs firefox.test.mjs
 echo "screenshots in $SCREENSHOT_DIR:"
 ls -1 "$SCREENSHOT_DIR"/*.png

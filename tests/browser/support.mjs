@@ -174,9 +174,11 @@ export const SEED = Array.from({ length: 32 }, (_, i) => (i * 7 + 3).toString(16
 
 /**
  * Creates a game (`timeControl`: {mainMs, incrementMs, decisionMs,
- * onTimeout}, docs/rules.md T-1); returns {id, name, tokens, game}.
+ * onTimeout}, docs/rules.md T-1; `bots`: a bot level or "" a seat, as
+ * CreateGameRequest.bots); returns {id, name, tokens, game}, `tokens` by
+ * seat (none for a bot's).
  */
-export async function createGame(client, { players = ["Ada", "Brun"], spectatorDelay = 0, seed = SEED, rules, timeControl } = {}) {
+export async function createGame(client, { players = ["Ada", "Brun"], spectatorDelay = 0, seed = SEED, rules, timeControl, bots } = {}) {
   const answer = await client.createGame({
     requestId: randomUUID(),
     players,
@@ -184,9 +186,10 @@ export async function createGame(client, { players = ["Ada", "Brun"], spectatorD
     spectatorDelay,
     ...(rules ? { rules } : {}),
     ...(timeControl ? { timeControl } : {}),
+    ...(bots ? { bots } : {}),
   });
   const name = answer.game.name;
-  return { name, id: name.slice("games/".length), tokens: answer.tokens.map((t) => t.token), game: answer.game };
+  return { name, id: name.slice("games/".length), tokens: Object.fromEntries(answer.tokens.map((t) => [t.seat, t.token])), game: answer.game };
 }
 
 /**
@@ -272,6 +275,68 @@ export function showsVersion(v) {
     image.complete &&
     image.naturalWidth > 0
   );
+}
+
+/**
+ * In the page (passed to evaluate, so it is self-contained), on a screen
+ * `screenWidth` px wide: what does not fit. The page must not be wider than the
+ * window; no element may reach past the window's sides, nor past a box
+ * that clips it (`overflow` other than visible, an inline SVG's view box
+ * included), except the board's picture, which is panned and zoomed in a
+ * window of its own. Answers one line per fault, for the outermost element
+ * at fault (not for each of its descendants).
+ */
+export function misfits(screenWidth) {
+  const faults = [];
+  // The layout's width: a phone's browser zooms out to show a page wider
+  // than the screen, and its window (innerWidth) grows with it.
+  const width = document.documentElement.clientWidth;
+  const scrollWidth = document.documentElement.scrollWidth;
+  if (width !== screenWidth) faults.push(`the page is laid out ${width} px wide on a ${screenWidth} px screen`);
+  if (scrollWidth > width) faults.push(`the page is ${scrollWidth} px wide in a ${width} px window`);
+  const describe = (element) => {
+    const classes = element.getAttribute("class");
+    const text = (element.textContent ?? "").trim().slice(0, 30);
+    return `<${element.localName}${classes ? ` class="${classes}"` : ""}>${text ? ` "${text}"` : ""}`;
+  };
+  const shown = (element) => {
+    const style = getComputedStyle(element);
+    return style.display !== "none" && style.visibility !== "hidden";
+  };
+  const clips = (element) => {
+    const style = getComputedStyle(element);
+    return style.overflowX !== "visible" || style.overflowY !== "visible";
+  };
+  const faulty = [];
+  const fault = (element, line) => {
+    faulty.push(element);
+    faults.push(line);
+  };
+  for (const element of document.body.querySelectorAll("*")) {
+    if (!shown(element) || element.closest(".board-viewport, .skip-link, .visually-hidden")) continue;
+    if (faulty.some((outer) => outer.contains(element))) continue;
+    const box = element.getBoundingClientRect();
+    if (box.width === 0 || box.height === 0) continue;
+    if (box.left < -1 || box.right > width + 1) {
+      fault(element, `${describe(element)} spans ${Math.round(box.left)} to ${Math.round(box.right)} px of a ${width} px window`);
+      continue;
+    }
+    for (let parent = element.parentElement; parent && parent !== document.body; parent = parent.parentElement) {
+      if (!clips(parent)) continue;
+      const frame = parent.getBoundingClientRect();
+      const svg = parent instanceof SVGSVGElement;
+      const outside =
+        box.left < frame.left - 1 || box.right > frame.right + 1 || (svg && (box.top < frame.top - 1 || box.bottom > frame.bottom + 1));
+      if (outside) {
+        fault(
+          element,
+          `${describe(element)} (${Math.round(box.left)} to ${Math.round(box.right)} px) is cut off by ${describe(parent)} (${Math.round(frame.left)} to ${Math.round(frame.right)} px)`,
+        );
+        break;
+      }
+    }
+  }
+  return faults;
 }
 
 /** In the page: what `showsVersion` looks at, for a failure's message. */

@@ -335,6 +335,57 @@ async fn a_finished_games_archive_from_grpc_and_http_passes_the_audit_and_every_
         "{out}"
     );
     assert!(failure(&out).ends_with("the file was changed"), "{out}");
+    // Every check of the opening is told, those that held too, in order;
+    // what the files say is not audited.
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 7, "{out}");
+    assert_eq!(
+        lines[0],
+        format!("ok    signature: valid, by the key given with --key, {key}"),
+        "{out}"
+    );
+    assert!(lines[1].starts_with(&format!("ok    manifest.json: game archive of {id}, made at ")));
+    assert!(lines[1].ends_with(" ms; 4 files"), "{out}");
+    for (line, file) in lines[2..6]
+        .iter()
+        .zip(["record.json", "events.json", "seed", "seed_sha256"])
+    {
+        let verdict = if file == "seed" { "FAIL" } else { "ok  " };
+        assert!(
+            line.starts_with(&format!("{verdict}  games/{id}/{file}: ")),
+            "{file}: {out}"
+        );
+    }
+    assert!(lines[2].ends_with(" bytes, its listed size and SHA-256"), "{out}");
+    assert_eq!(
+        lines[6],
+        "audit: 1 of the archive's 6 checks failed; what its files say is not audited"
+    );
+    // Two files changed: both told, as JSON too.
+    let events = entries
+        .iter_mut()
+        .find(|(p, _)| p.ends_with("/events.json"))
+        .unwrap();
+    events.1.push(b' ');
+    let bytes = write_tar(&entries).unwrap();
+    let (code, out) = audit(&bytes, &["--key", &key]);
+    assert_eq!(code, Some(1), "{out}");
+    assert_eq!(
+        out.lines().filter(|l| l.starts_with("FAIL  ")).count(),
+        2,
+        "{out}"
+    );
+    assert!(out.contains(&format!("FAIL  games/{id}/events.json: ")), "{out}");
+    let (code, out) = audit(&bytes, &["--key", &key, "--json"]);
+    assert_eq!(code, Some(1), "{out}");
+    let report: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["passed"].as_array().unwrap().len(), 4, "{out}");
+    let failures = report["failures"].as_array().unwrap();
+    assert_eq!(failures.len(), 2, "{out}");
+    assert_eq!(failures[0]["file"], format!("games/{id}/events.json"));
+    assert_eq!(failures[1]["file"], format!("games/{id}/seed"));
+    assert_eq!(report["failure"], failures[0]);
 
     // Not an archive at all.
     let (code, out) = audit(b"not a tar", &["--key", &key]);

@@ -228,3 +228,27 @@ fn what_the_readme_commands_make_is_git_ignored() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn every_cargo_run_of_the_docs_builds_the_release_binary() {
+    // A `cargo run` without `--release` among `--release` ones starts a
+    // second full build (a debug one) before it runs.
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let mut docs = vec![root.join("README.md")];
+    for entry in std::fs::read_dir(root.join("docs")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "md") {
+            docs.push(path);
+        }
+    }
+    let mut debug = Vec::new();
+    for doc in &docs {
+        let text = std::fs::read_to_string(doc).unwrap();
+        for (i, line) in text.lines().enumerate() {
+            if line.contains("cargo run ") && !line.contains("cargo run --release") {
+                debug.push(format!("{}:{}: {line}", doc.display(), i + 1));
+            }
+        }
+    }
+    assert!(debug.is_empty(), "without --release:\n{}", debug.join("\n"));
+}

@@ -20,7 +20,8 @@
 //! - [`Archive::open`] checks an archive and names the first thing that
 //!   does not hold ([`ArchiveError`]), in a fixed order: a readable tar, the
 //!   manifest, its format, the signature, the expected key (if one is
-//!   given), then every file.
+//!   given), then every file; [`Archive::check`] runs every check it can
+//!   and tells each one, held or not, for an auditor.
 //! - [`SigningKey`] is a server's key, with its text file form;
 //!   [`PublicKey`] the key an archive names and an auditor expects.
 
@@ -31,7 +32,7 @@ mod write;
 
 pub use key::{KeyError, PublicKey, SigningKey};
 pub use manifest::{FileEntry, Kind, Manifest, check_path};
-pub use open::{Archive, read_tar};
+pub use open::{Archive, Opening, read_tar};
 pub use write::{ArchiveBuilder, write_tar};
 
 /// The `format` of every manifest this crate writes and reads.

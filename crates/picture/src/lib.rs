@@ -2,8 +2,8 @@
 //!
 //! [`board_svg`] draws a game's board at any state as SVG; the same state
 //! always gives the same bytes. [`tile_svg`] draws one tile and
-//! [`tile_sheet_svg`] every tile kind with its name; [`svg_to_png`] turns
-//! any of them into a PNG (resvg, pure Rust).
+//! [`tile_sheet_svg`] every tile kind with its name (drawn as strokes);
+//! [`svg_to_png`] turns any of them into a PNG (resvg, pure Rust).
 //!
 //! Every tile is drawn from the catalogue's own segment data
 //! (`TileDef.segments` and the edges), never from a picture per kind:
@@ -15,8 +15,9 @@
 //! ([`segment_anchor`]) in their seat's colour and shape (circle, square,
 //! triangle, diamond, hexagon), so that a picture reads without colour
 //! and without text: the PNG has no text at all, as this crate loads no
-//! fonts (it does no IO); coordinates, names and numbers are SVG text for
-//! browsers.
+//! fonts (it does no IO); a board's coordinates are SVG text for
+//! browsers, and the tile sheet's names are strokes (`lettering.rs`), in
+//! the PNG too.
 //!
 //! Knows no gRPC, no IO and no clock.
 //!
@@ -29,6 +30,7 @@ mod board;
 mod city;
 mod geometry;
 mod houses;
+mod lettering;
 mod palette;
 mod png;
 mod sheet;

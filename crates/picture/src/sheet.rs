@@ -1,5 +1,6 @@
 //! Pictures of tiles alone: one tile (for the documentation) and a sheet
-//! of every kind with its name.
+//! of every kind with its name (drawn as strokes, so that a PNG shows it
+//! too).
 
 use std::fmt::Write as _;
 
@@ -7,7 +8,8 @@ use carcassonne_engine::{Rotation, TileKind};
 
 use crate::board::{svg_open, tile_defs, tile_use};
 use crate::geometry::TILE;
-use crate::svg::{Num, escape};
+use crate::lettering::lettering;
+use crate::svg::Num;
 use crate::tile;
 
 /// One tile at `rotation`, 100 units (and pixels) a side.
@@ -32,7 +34,7 @@ const GAP: f32 = 14.0;
 const LABEL: f32 = 22.0;
 
 /// Every tile kind of the catalogue, in its order, each with its name
-/// below it (SVG text).
+/// below it (strokes, not text: a PNG of it shows the names too).
 pub fn tile_sheet_svg() -> String {
     let kinds: Vec<TileKind> = TileKind::all().collect();
     let rows = kinds.len().div_ceil(COLUMNS);
@@ -52,12 +54,12 @@ pub fn tile_sheet_svg() -> String {
         let y = GAP + (i / COLUMNS) as f32 * cell.1;
         tile_use(&mut out, kind, (x, y), Rotation::R0);
         tile::tile_marks(&mut out, kind.def(), Rotation::R0, (x, y));
-        let _ = write!(
-            out,
-            r##"<text x="{}" y="{}" font-size="15" font-family="sans-serif" text-anchor="middle" fill="#2b2118">{}</text>"##,
-            Num(x + TILE / 2.0),
-            Num(y + TILE + 16.0),
-            escape(kind.name())
+        lettering(
+            &mut out,
+            kind.name(),
+            (x + TILE / 2.0, y + TILE + 16.0),
+            11.0,
+            "#2b2118",
         );
     }
     out.push_str("</svg>\n");

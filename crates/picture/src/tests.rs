@@ -468,3 +468,10 @@ fn the_setup_tiles_are_counted_as_the_engine_lays_them() {
         assert!(!crate::board_svg(&game, &crate::BoardOptions::default()).contains(r#"class="last""#));
     }
 }
+
+#[test]
+fn every_tile_name_has_its_glyphs() {
+    for kind in TileKind::all() {
+        assert!(crate::lettering::draws(kind.name()), "{}", kind.name());
+    }
+}

@@ -1,14 +1,15 @@
 // The score-over-time chart: one stepped line per seat, drawn as inline SVG
 // from the scores each watched event carries, with a marker at the version
-// shown.
+// shown, each line ending in its seat's mark; the legend under it (HTML,
+// so that it wraps on any width) names the seats with their scores.
 
-import { seatMark, seatStyle } from "./words.js";
+import { el, seatMark, seatStyle } from "./words.js";
 
 const SVG = "http://www.w3.org/2000/svg";
 const WIDTH = 380;
 const HEIGHT = 190;
 const LEFT = 30;
-const RIGHT = 70;
+const RIGHT = 18; // room for the seats' marks at the lines' ends
 const TOP = 8;
 const BOTTOM = 20;
 
@@ -27,11 +28,17 @@ function tickStep(max, count) {
   return 10 * power;
 }
 
+/** Each seat's line: its colour, and a dash pattern that tells it without colour. */
+function lineStyle(seat) {
+  return { stroke: seatStyle(seat).colour, "stroke-dasharray": ["", "6 2", "2 2", "8 2 2 2", "4 1.5"][seat % 5] };
+}
+
 /**
- * Draws into `svg`. `points` is a list of {version, scores: [seat order]},
- * ascending; `names` the players' names; `shown` the version marked.
+ * Draws into `svg` and `legend` (a list). `points` is a list of {version,
+ * scores: [seat order]}, ascending; `names` the players' names; `shown`
+ * the version marked.
  */
-export function drawChart(svg, points, names, shown) {
+export function drawChart(svg, legend, points, names, shown) {
   svg.replaceChildren();
   svg.setAttribute("viewBox", `0 0 ${WIDTH} ${HEIGHT}`);
   const seats = names.length;
@@ -67,35 +74,55 @@ export function drawChart(svg, points, names, shown) {
       }
     }
     path += `H${x(points.at(-1)?.version ?? 1).toFixed(1)}`;
-    const style = seatStyle(seat);
     // A dark casing under each line keeps the light colours (yellow) legible.
     svg.append(node("path", { d: path, fill: "none", stroke: "#1b1b1b", "stroke-opacity": 0.55, "stroke-width": 3.6, "stroke-linejoin": "round" }));
     svg.append(
       node("path", {
         d: path,
         fill: "none",
-        stroke: style.colour,
         "stroke-width": 2,
-        "stroke-dasharray": ["", "6 2", "2 2", "8 2 2 2", "4 1.5"][seat % 5],
         "stroke-linejoin": "round",
+        ...lineStyle(seat),
       }),
     );
     ends.push({ seat, score: previous, name: names[seat] ?? "" });
   }
-  // Labels at the lines' ends, nudged apart so that none overlaps.
-  ends.sort((a, b) => b.score - a.score);
-  let lastY = -Infinity;
-  for (const end of ends) {
-    const labelY = Math.max(y(end.score) + 4, lastY + 13);
-    lastY = labelY;
-    const short = end.name.length > 7 ? `${end.name.slice(0, 6)}…` : end.name;
+  // Marks at the lines' ends, nudged apart so that none overlaps; the
+  // legend in the same order, highest score first.
+  ends.sort((a, b) => b.score - a.score || a.seat - b.seat);
+  const GAP = 12;
+  const marksY = [];
+  for (const end of ends) marksY.push(Math.max(y(end.score), (marksY.at(-1) ?? -Infinity) + GAP));
+  // Back up from the bottom edge when the nudges went past it.
+  for (let i = marksY.length - 1, limit = HEIGHT - 6; i >= 0; i--, limit -= GAP) marksY[i] = Math.min(marksY[i], limit);
+  ends.forEach((end, i) => {
     const mark = seatMark(end.seat, 11);
     mark.setAttribute("x", WIDTH - RIGHT + 4);
-    mark.setAttribute("y", labelY - 9.5);
-    svg.append(mark, node("text", { x: WIDTH - RIGHT + 18, y: labelY, class: "chart-label" }, `${short} ${end.score}`));
-  }
+    mark.setAttribute("y", marksY[i] - 5.5);
+    svg.append(mark);
+  });
+  legend.replaceChildren(
+    ...ends.map((end) =>
+      el(
+        "li",
+        { "data-seat": String(end.seat) },
+        legendLine(end.seat),
+        seatMark(end.seat, 14),
+        el("span", { class: "player-name" }, end.name),
+        el("span", { class: "legend-score" }, String(end.score)),
+      ),
+    ),
+  );
   if (shown) {
     const marker = x(Math.min(shown, lastVersion));
     svg.append(node("line", { x1: marker, x2: marker, y1: TOP, y2: HEIGHT - BOTTOM, class: "chart-marker" }));
   }
+}
+
+/** A short piece of a seat's line, as drawn in the chart. */
+function legendLine(seat) {
+  const svg = node("svg", { viewBox: "0 0 24 8", width: 24, height: 8, class: "legend-line", "aria-hidden": "true" });
+  svg.append(node("line", { x1: 1, x2: 23, y1: 4, y2: 4, stroke: "#1b1b1b", "stroke-opacity": 0.55, "stroke-width": 3.6 }));
+  svg.append(node("line", { x1: 1, x2: 23, y1: 4, y2: 4, "stroke-width": 2, ...lineStyle(seat) }));
+  return svg;
 }

@@ -34,6 +34,14 @@ export async function showGame(main, id) {
   new GamePage(main, id, info, Number.isFinite(asked) && asked >= 1 ? asked : null);
 }
 
+/** The footer's word on what spectators see of `game`: its own delay. */
+function delayNote(game) {
+  if (isFinished(game)) return "The game is over: spectators see all of it.";
+  const delay = num(game.spectatorDelay);
+  if (!delay) return "Spectators see this game live.";
+  return `Spectators see this game ${delay} ${delay === 1 ? "event" : "events"} behind; its players see it live.`;
+}
+
 function showProblem(main, id, error) {
   const missing = error.status === 404;
   document.title = `${missing ? "Game not found" : "Error"} · Carcassonne`;
@@ -161,6 +169,7 @@ class GamePage {
     this.chart.setAttribute("class", "chart");
     this.chart.setAttribute("role", "img");
     this.chart.setAttribute("aria-label", "Scores over the game's versions");
+    this.chartLegend = el("ol", { class: "chart-legend", "aria-label": "Each seat's latest score, highest first" });
 
     this.moveList = el("ol", { class: "moves" });
     this.finalSection = el("section", { class: "panel final", hidden: true, "aria-labelledby": "final-title" });
@@ -196,7 +205,7 @@ class GamePage {
             { class: "side" },
             this.resultSection,
             el("section", { class: "panel" }, this.players.table, this.players.bagLine),
-            el("section", { class: "panel" }, el("h2", {}, "Scores over time"), this.chart),
+            el("section", { class: "panel" }, el("h2", {}, "Scores over time"), this.chart, this.chartLegend),
             el(
               "section",
               { class: "panel moves-panel", "aria-labelledby": "moves-title" },
@@ -218,6 +227,8 @@ class GamePage {
     this.statusBadge.textContent = status;
     this.statusBadge.className = `status status-${status.toLowerCase()}`;
     this.liveButton.hidden = isFinished(this.info);
+    const note = document.getElementById("delay-note");
+    if (note) note.textContent = delayNote(this.info);
   }
 
   // ------------------------------------------------------------ data
@@ -585,7 +596,7 @@ class GamePage {
       .map((watched) => ({ version: num(watched.event?.version), scores: (watched.scores ?? []).map(num) }))
       .sort((a, b) => a.version - b.version);
     const names = (this.info.players ?? []).map((player) => player.name ?? "");
-    drawChart(this.chart, points, names, this.shown);
+    drawChart(this.chart, this.chartLegend, points, names, this.shown);
   }
 
   renderFinal() {

@@ -212,3 +212,57 @@ fn an_entry_that_is_no_plain_file_is_refused() {
         "{error}"
     );
 }
+
+#[test]
+fn check_tells_every_check_held_or_not_and_open_the_first_failure() {
+    // Two files changed and one added, signed by key 1, key 2 expected.
+    let bytes = tampered(|entries| {
+        entry(entries, "games/g1/events.json").push(b' ');
+        entry(entries, "games/g1/seed")[0] ^= 1;
+        entries.insert(1, ("extra".to_owned(), b"x".to_vec()));
+    });
+    let expected = key(2).public_key();
+    let opening = Archive::check(&bytes, Some(&expected));
+    assert_eq!(opening.manifest.as_ref().unwrap().subject, "g1");
+    assert!(
+        matches!(&opening.signature, Some(Err(ArchiveError::WrongKey { .. }))),
+        "{:?}",
+        opening.signature
+    );
+    let told: Vec<_> = opening
+        .files
+        .iter()
+        .map(|file| match file {
+            Ok((path, _)) => format!("ok {path}"),
+            Err(error) => format!("failed {}", error.path().unwrap_or_default()),
+        })
+        .collect();
+    assert_eq!(
+        told,
+        [
+            "ok games/g1/record.json",
+            "failed games/g1/events.json",
+            "failed games/g1/seed",
+            "ok games/g1/seed_sha256",
+            "failed extra",
+        ]
+    );
+    assert!(matches!(opening.archive, Err(ArchiveError::WrongKey { .. })));
+    assert!(matches!(
+        Archive::open(&bytes, Some(&expected)),
+        Err(ArchiveError::WrongKey { .. })
+    ));
+    // With the right key, the first file that fails is open's answer.
+    let opening = Archive::check(&bytes, Some(&key(1).public_key()));
+    assert_eq!(opening.signature, Some(Ok(key(1).public_key())));
+    assert!(
+        matches!(&opening.archive, Err(ArchiveError::SizeMismatch { path, .. }) if path == "games/g1/events.json")
+    );
+    assert_eq!(open(&bytes), opening.archive.unwrap_err());
+
+    // A genuine archive: every check held, and the archive.
+    let opening = Archive::check(&signed(&files(), &key(1)), None);
+    assert!(opening.files.iter().all(Result::is_ok));
+    assert_eq!(opening.files.len(), 4);
+    assert_eq!(opening.archive.unwrap().paths().count(), 4);
+}

@@ -52,6 +52,33 @@ fn the_tile_sheet_rasterises() {
 }
 
 #[test]
+fn the_tile_sheets_png_shows_each_tiles_name() {
+    // The band under the first row of tiles (14 units of margin, 100 of
+    // tile, then the names), and under each tile the ink of its name.
+    let raster = rasterise(&tile_sheet_svg(), 1.0).unwrap();
+    let ink = |x0: u32, x1: u32| {
+        (x0..x1)
+            .flat_map(|x| (117..131).map(move |y| (x, y)))
+            .filter(|&(x, y)| {
+                raster
+                    .pixel(x, y)
+                    .is_some_and(|p| p[..3].iter().all(|&c| c < 110))
+            })
+            .count()
+    };
+    for column in 0..8 {
+        let left = 14 + column * 114;
+        let name = ink(left, left + 100);
+        assert!(
+            name > 20,
+            "tile {column} of the first row: {name} pixels of ink under it"
+        );
+    }
+    // Between two tiles' names, none.
+    assert_eq!(ink(116, 126), 0);
+}
+
+#[test]
 fn what_is_no_svg_or_too_large_is_an_error() {
     assert!(svg_to_png("not an svg").is_err());
     let huge = r#"<svg xmlns="http://www.w3.org/2000/svg" width="100000" height="10" viewBox="0 0 1 1"/>"#;
