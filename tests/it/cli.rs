@@ -32,6 +32,16 @@ fn verify_accepts_a_right_record_and_rejects_a_wrong_claim() {
 }
 
 #[test]
+fn verify_accepts_a_record_that_names_choices_another_way_than_the_server() {
+    // The count "moved" to the quarter where it stands (C-5), a follower and
+    // a final-round move named by other places of their features.
+    let path = records().join("hand/count-other-names.json");
+    let out = run(&["verify", path.to_str().unwrap()], "");
+    assert_eq!(out.status.code(), Some(0), "{}", stdout(&out));
+    assert_eq!(stdout(&out), "ok: 3 turns, finished, scores [3, 8]\n");
+}
+
+#[test]
 fn verify_names_the_turn_and_rule_of_an_illegal_move() {
     let text = std::fs::read_to_string(records().join("shared/short-bag.json"))
         .unwrap()

@@ -266,6 +266,136 @@ async fn wrong_calls_get_precise_statuses_and_change_nothing() {
     server.stop().await;
 }
 
+/// C-5 through Act: a deploy that "moves" the count to the quarter where
+/// it stands is accepted and leaves it there, as the rules and the record
+/// format allow; the legal actions list it once, without a move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn act_accepts_a_deploy_naming_the_quarter_where_the_count_stands() {
+    use carcassonne_engine::{
+        Actor, Command, Event, Expansion, Game, Pos, Rotation, Rules, Seat, Seed, Setup, TileKind,
+    };
+    let (_server, mut client) = start().await;
+    let bag = ["U", "W", "E"].map(|kind| proto::TileCount {
+        kind: kind.to_owned(),
+        count: 1,
+    });
+    // Given: a Count game whose seed draws a U, then a W. Ada's thief on
+    // the U north of CO4's gate; Brun's W closes its road: she scores, he
+    // does not, so he may deploy, and the count stands in the castle.
+    let draws = |byte: u8| {
+        let mut game = Game::new(Setup {
+            rules: Rules::default().with(Expansion::Count),
+            players: vec!["Ada".into(), "Brun".into()],
+            tiles: Some(
+                bag.iter()
+                    .map(|t| (TileKind::from_name(&t.kind).unwrap(), 1))
+                    .collect(),
+            ),
+            seed: Some(Seed::from_hex(&hex(&[byte; 32])).unwrap()),
+            time_control: None,
+        });
+        let mut events = Vec::new();
+        game.run_automatic(&mut events, &mut ());
+        let place_u = Command::PlaceTile {
+            pos: Pos::new(1, 2),
+            rotation: Rotation::R90,
+        };
+        for command in [place_u, Command::PlaceFollower(None)] {
+            events.extend(
+                game.execute(Actor::Seat(Seat(0)), &command, &mut ())
+                    .unwrap_or_default(),
+            );
+        }
+        let drawn: Vec<&str> = events
+            .iter()
+            .filter_map(|e| match e {
+                Event::Drawn(kind) => Some(kind.name()),
+                _ => None,
+            })
+            .collect();
+        drawn
+    };
+    let seed = (0..=u8::MAX).find(|&b| draws(b) == ["U", "W"]).unwrap();
+    let request = proto::CreateGameRequest {
+        tiles: bag.to_vec(),
+        ..create_request("count-stays", 2, &[proto::Expansion::Count], seed)
+    };
+    let (name, tokens) = create(&mut client, request).await;
+    let turns = [
+        (
+            0,
+            A::PlaceTile(proto::PlaceTile {
+                position: Some(proto::Position { x: 1, y: 2 }),
+                rotation: 90,
+            }),
+        ),
+        (
+            0,
+            A::PlaceFollower(proto::PlaceFollower {
+                place: proto::Place::N as i32,
+            }),
+        ),
+        (
+            1,
+            A::PlaceTile(proto::PlaceTile {
+                position: Some(proto::Position { x: 1, y: 3 }),
+                rotation: 0,
+            }),
+        ),
+        (1, A::PlaceFollower(proto::PlaceFollower { place: 0 })),
+    ];
+    for (i, (seat, action)) in turns.into_iter().enumerate() {
+        let version = legal(&mut client, &name).await.version;
+        client
+            .act(with_token(
+                act(&name, version, &format!("t{i}"), action),
+                &tokens[seat],
+            ))
+            .await
+            .unwrap_or_else(|e| panic!("turn {i}: {e:?}"));
+    }
+    let offered = legal(&mut client, &name).await;
+    assert_eq!(
+        offered.pending.as_ref().unwrap().kind(),
+        proto::DecisionKind::DeployToCarcassonne
+    );
+    let moved_where_it_stands = proto::DeployToCarcassonne {
+        quarter: proto::Quarter::Market as i32,
+        count: proto::Quarter::Castle as i32,
+    };
+    assert!(
+        !offered
+            .actions
+            .iter()
+            .any(|a| a.action == Some(A::DeployToCarcassonne(moved_where_it_stands))),
+        "listed once, as no move"
+    );
+    // When: Brun deploys to the market and names the castle for the count.
+    let acted = client
+        .act(with_token(
+            act(
+                &name,
+                offered.version,
+                "deploy",
+                A::DeployToCarcassonne(moved_where_it_stands),
+            ),
+            &tokens[1],
+        ))
+        .await;
+    // Then: the deploy is made and the count stays in the castle.
+    let acted = acted.unwrap_or_else(|e| panic!("C-5: {e:?}")).into_inner();
+    let city = acted.game.unwrap().city.unwrap();
+    assert_eq!(city.count(), proto::Quarter::Castle);
+    assert_eq!(
+        city.followers,
+        [proto::QuarterFollowers {
+            quarter: proto::Quarter::Market as i32,
+            seat: 1,
+            count: 1
+        }]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_clients_racing_on_one_version_exactly_one_wins() {
     let (server, mut client) = start().await;

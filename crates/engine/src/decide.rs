@@ -11,6 +11,12 @@ use crate::tiles::{EdgeKind, RIVER_COUNTS, TileKind};
 impl Game {
     /// Checks `command` by `actor` against the rules and returns the events
     /// it produces. Changes nothing.
+    /// A choice the rules let one name in several ways is accepted in each
+    /// of them, and its events hold the one form [`Game::legal_commands`]
+    /// lists: a follower place by any place of its segment on the tile
+    /// (B-T3), a move from Carcassonne by any place of the feature on any
+    /// of its tiles (C-6, C-9), the count left where it stands by no move
+    /// or a move to that quarter (C-5).
     /// It decides at the time of the last event: in a game with a time
     /// control, [`Game::decide_at`] decides at a time of one's own.
     pub fn decide(&self, actor: Actor, command: &Command) -> Result<Vec<Event>, PlayError> {
@@ -85,8 +91,10 @@ impl Game {
             }
             (Command::DeployToCarcassonne { quarter, count }, Pending::DeployToCarcassonne { .. }) => {
                 check_actor(expected, actor)?;
-                self.check_count_move(count)?;
-                out.push(Event::DeployedToCarcassonne { quarter, count });
+                out.push(Event::DeployedToCarcassonne {
+                    quarter,
+                    count: self.canonical_count_move(count),
+                });
                 Ok(())
             }
             _ => Err(wrong()),
@@ -125,18 +133,13 @@ impl Game {
         Ok(())
     }
 
-    /// C-5: the count moves to another quarter or stays, and staying is
-    /// written as no move; one command per outcome, as `legal_commands`
-    /// lists them.
-    fn check_count_move(&self, count: Option<Quarter>) -> Result<(), PlayError> {
+    /// C-5: the count moves to any quarter, or stays where it stands.
+    /// Staying may be written as no move or as a move to the quarter where
+    /// it stands (moving it there is leaving it there): both are accepted,
+    /// and the event holds the one form `legal_commands` lists, no move.
+    fn canonical_count_move(&self, count: Option<Quarter>) -> Option<Quarter> {
         let here = self.city.map(|c| c.count);
-        match count {
-            Some(to) if Some(to) == here => Err(PlayError::rule(
-                id::C_5,
-                format!("the count already stands in the {to}: to leave it there, name no count"),
-            )),
-            _ => Ok(()),
-        }
+        count.filter(|&to| Some(to) != here)
     }
 
     /// Checks a placement of `tile`, naming the first rule it breaks.

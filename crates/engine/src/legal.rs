@@ -103,6 +103,8 @@ impl Game {
             Pending::Redeploy { player, .. } => self.moves_or_pass(player, false),
             Pending::FinalRound { player } => self.moves_or_pass(player, true),
             Pending::DeployToCarcassonne { .. } => {
+                // C-5: the count staying is listed once, as no move (a move
+                // to where it stands is accepted too, as the same choice).
                 let here = self.city.map(|c| c.count);
                 let mut commands = vec![Command::Pass];
                 for quarter in Quarter::ALL {

@@ -188,7 +188,8 @@ pub enum Command {
     /// final round (C-9).
     Pass,
     /// Deploy a follower from supply to a quarter, and maybe move the
-    /// count (C-3, C-5).
+    /// count (C-3, C-5): `count` is where it goes; `None`, or the quarter
+    /// where it stands, leaves it there.
     DeployToCarcassonne {
         quarter: Quarter,
         count: Option<Quarter>,
@@ -240,7 +241,8 @@ pub enum Event {
     /// The pending player passed.
     Passed,
     /// The pending player deployed to a quarter (C-3) and maybe moved the
-    /// count (C-5).
+    /// count (C-5): `count` is `None` when it stayed, never the quarter
+    /// where it stood.
     DeployedToCarcassonne {
         quarter: Quarter,
         count: Option<Quarter>,

@@ -611,12 +611,21 @@ fn check_unlisted_are_refused(game: &Game, player: Seat, listed: &[Command]) {
             }
         }
         Pending::DeployToCarcassonne { .. } => {
+            let here = game.city().map(|c| c.count);
             for quarter in Quarter::ALL {
                 let counts = std::iter::once(None).chain(Quarter::ALL.map(Some));
                 for count in counts {
                     let command = Command::DeployToCarcassonne { quarter, count };
-                    let accepted = game.decide(actor, &command).is_ok();
-                    assert_eq!(accepted, listed.contains(&command), "{command:?}");
+                    let decided = game.decide(actor, &command);
+                    if listed.contains(&command) {
+                        assert!(decided.is_ok(), "{command:?}");
+                    } else {
+                        // C-5: the count "moved" where it stands stays, as
+                        // the listed deploy without a move.
+                        assert_eq!(count, here, "{command:?} is not listed");
+                        let staying = Command::DeployToCarcassonne { quarter, count: None };
+                        assert_eq!(decided, game.decide(actor, &staying), "{command:?}");
+                    }
                 }
             }
         }
@@ -829,4 +838,32 @@ fn a_public_game_refuses_an_event_it_cannot_take_and_stays_as_it_was() {
         public.follow(event, 0).expect("the game's own events");
     }
     assert_eq!(public, game.public());
+}
+
+/// The tiles of docs/tiles.md that look the same turned: a quarter turn
+/// for B, C and X and the plain City tiles, a half turn for the straight
+/// cities, roads and rivers. T-7's first legal placement of such a tile
+/// may be written at any of these rotations (record/replay.rs).
+#[test]
+fn tiles_lie_alike_only_at_the_turns_of_their_symmetry() {
+    let quarter = ["B", "C", "X", "CO6", "CO7"];
+    let half = ["F", "G", "H", "U", "R1", "R4", "R5"];
+    for kind in TileKind::all() {
+        let def = kind.def();
+        for a in Rotation::ALL {
+            for b in Rotation::ALL {
+                let turn = (b.degrees() + 360 - a.degrees()) % 360;
+                let expected = turn == 0
+                    || quarter.contains(&kind.name())
+                    || (turn == 180 && half.contains(&kind.name()));
+                assert_eq!(
+                    def.lies_alike(a, b),
+                    expected,
+                    "{kind} at {} and {}",
+                    a.degrees(),
+                    b.degrees()
+                );
+            }
+        }
+    }
 }

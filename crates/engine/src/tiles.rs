@@ -136,6 +136,55 @@ impl TileDef {
     pub fn pennants(&self) -> usize {
         self.segments.iter().filter(|s| s.pennant).count()
     }
+
+    /// Whether the tile lies alike at rotations `a` and `b`: the same edges,
+    /// and at every edge and half-edge a segment of the same kind, with the
+    /// same pennant, reaching the same places and bordering the same
+    /// cities. A tile with a symmetry (C at every quarter turn, U at a half
+    /// turn, …) laid at either rotation is one and the same placement.
+    pub fn lies_alike(&self, a: Rotation, b: Rotation) -> bool {
+        let (ra, rb) = (self.at(a), self.at(b));
+        if ra.edges != rb.edges {
+            return false;
+        }
+        // Which segment of `b` each segment of `a` is, place by place; the
+        // cloister (at no edge) turns with the tile.
+        let mut same = [NONE; 16];
+        if self.segments.len() > same.len() {
+            return a == b;
+        }
+        if let Some(c) = self.cloister {
+            same[usize::from(c)] = c;
+        }
+        let places_a = ra.edge_segment.iter().chain(&ra.half_segment);
+        let places_b = rb.edge_segment.iter().chain(&rb.half_segment);
+        for (&sa, &sb) in places_a.zip(places_b) {
+            if sa == NONE || sb == NONE {
+                if sa != sb {
+                    return false;
+                }
+                continue;
+            }
+            let Some(slot) = same.get_mut(usize::from(sa)) else {
+                return false;
+            };
+            if *slot == NONE {
+                *slot = sb;
+            } else if *slot != sb {
+                return false;
+            }
+        }
+        self.segments.iter().enumerate().all(|(i, s)| {
+            let Some(t) = self.segments.get(usize::from(same[i])) else {
+                return false;
+            };
+            let cities: u16 = (0..self.segments.len())
+                .filter(|&c| s.cities & (1 << c) != 0)
+                .filter_map(|c| 1u16.checked_shl(u32::from(same[c])))
+                .fold(0, |acc, bit| acc | bit);
+            s.kind == t.kind && s.pennant == t.pennant && cities == t.cities
+        })
+    }
 }
 
 /// A tile kind, by its index in the catalogue.

@@ -514,7 +514,8 @@ fn play_turn(p: &mut Player, turn: usize, placer: Seat, placed: &Placed) -> Resu
 
 /// The placement of `placer` was taken by an interruption: only its
 /// timeout under `auto` places a tile (T-7), and where it did must be
-/// where the turn says.
+/// where the turn says. A symmetric tile's first legal placement may be
+/// written at any rotation that lays it alike: it is the same placement.
 fn check_placed_for(p: &Player, turn: usize, placer: Seat, placed: &Placed) -> Result<(), RecordError> {
     let decided = p.effects.iter().find_map(|e| match *e {
         Effect::DecidedFor {
@@ -524,7 +525,11 @@ fn check_placed_for(p: &Player, turn: usize, placer: Seat, placed: &Placed) -> R
         _ => None,
     });
     match decided {
-        Some(at) if at == (placed.pos, placed.rotation) => Ok(()),
+        Some((pos, rotation))
+            if pos == placed.pos && placed.tile.def().lies_alike(rotation, placed.rotation) =>
+        {
+            Ok(())
+        }
         Some((pos, rotation)) => Err(RecordError::rule(
             turn,
             id::T_7,

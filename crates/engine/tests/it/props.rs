@@ -6,7 +6,8 @@
 //! River with the Count) and 2 to 5 players, through every decision the
 //! game asks for, the Count's included. At every decision the driver checks
 //! the invariants below and that `decide` accepts exactly what
-//! `legal_commands` lists; at every placement it checks the legal moves
+//! `legal_commands` lists, under every name the rules give each choice,
+//! with the same events; at every placement it checks the legal moves
 //! against an oracle written here from docs/rules.md alone (edges,
 //! adjacency, connected features).
 //!
@@ -467,17 +468,18 @@ fn candidate_commands(game: &Game) -> Vec<Command> {
     commands
 }
 
-/// `decide` accepts exactly what `legal_commands` lists: every listed
-/// command is accepted, no two listed commands have the same events, and
-/// every other candidate is refused, or accepted as another name of a
-/// listed choice (a follower place or move target that names the same
-/// feature by another place of it) with that choice's very events. Nobody
-/// but the pending actor may act.
+/// `decide` accepts exactly what `legal_commands` lists, under every name
+/// the rules give each choice: every listed command is accepted, no two
+/// listed commands have the same events, every other way of writing a
+/// listed choice ([`spellings`]) is accepted with that choice's very
+/// events, and every other candidate is refused. Nobody but the pending
+/// actor may act.
 fn check_decide_agrees_with_listing(at: &str, game: &Game) {
     let actor = game.pending().actor().expect("a pending decision has an actor");
     let listed = game.legal_commands();
     assert!(!listed.is_empty(), "{at}: {:?} lists no command", game.pending());
     let mut outcomes: HashMap<String, Command> = HashMap::new();
+    let mut spelled: HashMap<Command, Command> = HashMap::new();
     for command in &listed {
         let events = game
             .decide(actor, command)
@@ -485,13 +487,22 @@ fn check_decide_agrees_with_listing(at: &str, game: &Game) {
         if let Some(first) = outcomes.insert(format!("{events:?}"), *command) {
             panic!("{at}: {first:?} and {command:?} are both listed, with the events {events:?}");
         }
+        for spelling in spellings(game, command) {
+            assert_eq!(
+                game.decide(actor, &spelling).as_ref(),
+                Ok(&events),
+                "{at}: {spelling:?} writes the listed {command:?} another way"
+            );
+            if let Some(other) = spelled.insert(spelling, *command) {
+                panic!("{at}: {spelling:?} writes both {other:?} and {command:?}");
+            }
+        }
     }
     for command in candidate_commands(game) {
         if let Ok(events) = game.decide(actor, &command) {
-            let events = format!("{events:?}");
             assert!(
-                outcomes.contains_key(&events),
-                "{at}: {command:?} is accepted with {events}, which no listed command gives; listed: {listed:?}"
+                spelled.contains_key(&command),
+                "{at}: {command:?} is accepted with {events:?}, but it writes no listed command; listed: {listed:?}"
             );
         }
     }
@@ -505,6 +516,51 @@ fn check_decide_agrees_with_listing(at: &str, game: &Game) {
             "{at}: {other} made {actor}'s decision {:?}",
             listed[0]
         );
+    }
+}
+
+/// Every way the rules and docs/record-format.md let one write the choice
+/// of `command`, `command` included: a follower by any edge or half-edge
+/// of its segment on the tile just placed (B-T3); a move from Carcassonne
+/// by any place of the feature on any of its tiles (C-6, C-9: the choice
+/// is the feature, found here by walking the board); the count left where
+/// it stands by no move or a move to its own quarter (C-5).
+fn spellings(game: &Game, command: &Command) -> Vec<Command> {
+    match *command {
+        Command::PlaceFollower(Some(place)) => {
+            let tile = game.current_tile().expect("a tile was placed this turn");
+            let segment = segment_of(tile, place);
+            PLACES
+                .into_iter()
+                .filter(|&p| segment_of(tile, p) == segment)
+                .map(|p| Command::PlaceFollower(Some(p)))
+                .collect()
+        }
+        Command::MoveFromCarcassonne(target) => {
+            let tile = game.tile_at(target.pos).expect("a listed target lies on a tile");
+            let segment = segment_of(tile, target.place).expect("a listed target names a segment");
+            let mut names = Vec::new();
+            for (pos, segment) in feature_of(game, (target.pos, segment)) {
+                let tile = game.tile_at(pos).expect("a feature lies on tiles");
+                for place in PLACES {
+                    if segment_of(tile, place) == Some(segment) {
+                        names.push(Command::MoveFromCarcassonne(Target { pos, place }));
+                    }
+                }
+            }
+            names
+        }
+        Command::DeployToCarcassonne { quarter, count: None } => {
+            let here = game.city().expect("a deploy is owed only with the Count").count;
+            vec![
+                *command,
+                Command::DeployToCarcassonne {
+                    quarter,
+                    count: Some(here),
+                },
+            ]
+        }
+        _ => vec![*command],
     }
 }
 

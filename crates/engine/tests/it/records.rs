@@ -59,6 +59,40 @@ fn hand_written_records_score_as_explained() {
     assert!(checked >= 5, "only {checked} hand-written records");
 }
 
+/// Hand-written records that write some choices another way than the
+/// engine writes them (docs/record-format.md allows each), with the record
+/// of the same game as the engine writes it: a follower by another edge
+/// of its segment, a redeploy or a final-round move by another tile or
+/// half-edge of its feature, the count "moved" to the quarter where it
+/// stands.
+const OTHER_NAMES: [(&str, &str); 2] = [
+    ("count-other-names.json", "count-final-farmer.json"),
+    ("count-seed-003-other-names.json", "count-seed-003.json"),
+];
+
+#[test]
+fn records_may_write_a_choice_in_any_way_the_format_allows() {
+    for (other, canonical) in OTHER_NAMES {
+        let read = |name: &str| {
+            let text = std::fs::read_to_string(hand_written().join(name)).unwrap();
+            Record::parse(&text).unwrap_or_else(|e| panic!("{name}: {e}"))
+        };
+        let (other_record, canonical_record) = (read(other), read(canonical));
+        assert_ne!(
+            other_record, canonical_record,
+            "{other} writes its game another way"
+        );
+        let replay = other_record.verify().unwrap_or_else(|e| panic!("{other}: {e}"));
+        let expected = canonical_record.verify().unwrap();
+        assert_eq!(replay.events, expected.events, "{other}: the game of {canonical}");
+        assert_eq!(
+            Record::from_events(&replay.events).unwrap().to_json(),
+            Record::from_events(&expected.events).unwrap().to_json(),
+            "{other} is written back as {canonical}"
+        );
+    }
+}
+
 /// Parses and verifies a record given as its `players`, `tiles` and
 /// `turns` (the rest is filled in), and returns the error it gives.
 fn error_of(rules: &str, tiles: &str, turns: &str, extra: &str) -> String {
@@ -965,6 +999,41 @@ mod timed {
                 "turn 1: T-7: V is written abandoned, but the timeout of seat 1 placed it at {} rotation {}",
                 first.pos, first.rotation
             )
+        );
+    }
+
+    #[test]
+    fn t_7_a_symmetric_tile_placed_by_the_timeout_may_be_written_at_any_rotation_that_lays_it_alike() {
+        // Given: Brun's U is placed by his timeout on its first legal
+        // placement, (-1,0) at rotation 0, where its road takes D's west
+        // end. A U turned 180 degrees lies exactly alike (docs/tiles.md).
+        let mut t = Timed::new(
+            2,
+            Rules::default(),
+            "W U B",
+            Some(auto(fischer(MINUTE, 2 * SECOND))),
+        );
+        t.at(SECOND).place(1, 0, 0).follow(Some("W"));
+        t.time_out();
+        t.at(90 * SECOND).place(0, -1, 0).follow(Some("cloister"));
+        let (record, _) = t.round_trip();
+        let written_at = |rotation: i64| {
+            let mut changed = record.clone();
+            if let Turn::Placed(p) = &mut changed.turns[1] {
+                assert_eq!((p.pos, p.rotation), (Pos::new(-1, 0), Rotation::R0));
+                p.rotation = Rotation::from_degrees(rotation).unwrap();
+            }
+            changed
+        };
+        // When: a record writes that placement at 180 degrees.
+        let replay = written_at(180).verify();
+        // Then: it is the timeout's placement, event for event.
+        let replay = replay.unwrap_or_else(|e| panic!("T-7: {e}"));
+        assert_eq!(replay.timed_events(), t.events);
+        // At 90 degrees the U would lie otherwise (and fit nowhere there).
+        assert_eq!(
+            written_at(90).verify().unwrap_err().to_string(),
+            "turn 1: T-7: the timeout of seat 1 placed U at (-1,0) rotation 0 (its first legal placement), not at (-1,0) rotation 90 as written"
         );
     }
 

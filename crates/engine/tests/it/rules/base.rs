@@ -3,7 +3,7 @@
 
 use carcassonne_engine::*;
 
-use super::{given, kind, pos, rotation, table};
+use super::{given, kind, place, pos, rotation, table};
 
 fn names(n: usize) -> Vec<String> {
     (0..n).map(|i| format!("P{i}")).collect()
@@ -224,6 +224,38 @@ fn b_t3_a_follower_goes_on_a_feature_of_the_tile_just_placed_or_none() {
     t.place(2, 0, 0);
     t.follow(None);
     assert_eq!(t.supply(), [6, 7], "B-T3: deploying none is legal");
+}
+
+#[test]
+fn b_t3_a_follower_place_may_be_named_by_any_edge_or_half_edge_of_its_segment() {
+    // Given: a U at (1,0), rotation 0, east of D: a road from W to E, a
+    // field north of it and a field south of it (docs/tiles.md).
+    let mut t = table(&[("U", 2)]);
+    t.draw("U");
+    t.place(1, 0, 0);
+    let actor = Actor::Seat(Seat(0));
+    let segments = [
+        (["E", "W"].as_slice(), "E"),
+        (&["Wn", "Nw", "Ne", "En"], "Nw"),
+        (&["Es", "Se", "Sw", "Ws"], "Es"),
+    ];
+    for (names, canonical) in segments {
+        for name in names {
+            // When: the follower is put on the segment by this name.
+            let decided = t.game.decide(actor, &Command::PlaceFollower(Some(place(name))));
+            // Then: it stands on that segment, named as the listed place.
+            assert_eq!(
+                decided,
+                Ok(vec![Event::FollowerPlaced(Some(place(canonical)))]),
+                "B-T3: {name} names the segment listed as {canonical}"
+            );
+        }
+    }
+    // The field edges N and S name no segment: fields go by half-edges.
+    for name in ["N", "S", "cloister"] {
+        let decided = t.game.decide(actor, &Command::PlaceFollower(Some(place(name))));
+        assert_eq!(decided.err().and_then(|e| e.rule_id()), Some(id::B_T3), "{name}");
+    }
 }
 
 #[test]

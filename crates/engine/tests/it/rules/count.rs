@@ -88,6 +88,12 @@ fn move_to(x: i32, y: i32, at: &str) -> Command {
     Command::MoveFromCarcassonne(target(x, y, at))
 }
 
+/// Every place name of docs/tiles.md: the edges, the half-edges, the
+/// cloister.
+const PLACE_NAMES: [&str; 13] = [
+    "N", "E", "S", "W", "Nw", "Ne", "En", "Es", "Se", "Sw", "Ws", "Wn", "cloister",
+];
+
 fn seat(n: u8) -> Actor {
     Actor::Seat(Seat(n))
 }
@@ -442,37 +448,63 @@ fn c_5_a_deploy_may_move_the_count_to_any_quarter_or_leave_it() {
 }
 
 #[test]
-fn c_5_the_count_cannot_move_to_the_quarter_where_it_stands() {
-    // Seat 0's thief on the U north of CO4; seat 1's W closes its road:
-    // seat 1 may deploy, and the count stands in the castle (C-1).
-    let mut t = given(&["U 1 2 90 N", "W 1 3 0"]).rules(count()).play();
+fn c_5_moving_the_count_to_the_quarter_where_it_stands_leaves_it_there() {
+    // Given: seat 0's thief on the U north of CO4; seat 1's W closes its
+    // road, so seat 1 may deploy, and the count stands in the castle (C-1).
+    let t = given(&["U 1 2 90 N", "W 1 3 0"]).rules(count()).play();
     assert_eq!(t.count(), "castle");
     for quarter in Quarter::ALL {
-        let staying = Command::DeployToCarcassonne {
+        let staying = Command::DeployToCarcassonne { quarter, count: None };
+        let moved_where_it_stands = Command::DeployToCarcassonne {
             quarter,
             count: Some(Quarter::Castle),
         };
-        assert!(
-            !t.game.legal_commands().contains(&staying),
-            "C-5: staying is listed once, as no count"
+        // When: seat 1 names the castle as where the count goes.
+        let decided = t.game.decide(seat(1), &moved_where_it_stands);
+        // Then: it is the deploy that leaves the count where it is, event
+        // for event, and only that one is listed.
+        assert_eq!(
+            decided,
+            Ok(vec![Event::DeployedToCarcassonne { quarter, count: None }]),
+            "C-5: moving the count where it stands is leaving it there"
         );
-        let err = rejects(&mut t, seat(1), staying);
-        assert_eq!(err.rule_id(), Some(id::C_5), "{err}");
+        assert_eq!(decided, t.game.decide(seat(1), &staying));
+        let listed = t.game.legal_commands();
+        assert!(listed.contains(&staying) && !listed.contains(&moved_where_it_stands));
     }
-    // Staying is written as no count; moving elsewhere is a move.
-    t.turn("deploy 1 castle");
-    assert_eq!(t.count(), "castle", "C-5: the count stays");
+    let mut after = given(&["U 1 2 90 N", "W 1 3 0"]).rules(count()).play();
+    after.turn("deploy 1 market castle");
+    assert_eq!(after.count(), "castle", "C-5: the count stays");
+    assert_eq!(after.quarter("market"), [0, 1], "C-3: the deploy itself is made");
+}
 
-    // A record that "moves" the count where it stands is refused alike.
-    let record = r#"{"format": "carcassonne-record/1", "rules": {"count": true},
-        "players": ["Ada", "Brun"], "tiles": {"U": 1, "W": 1, "E": 1},
-        "turns": [{"tile": "U", "x": 1, "y": 2, "rotation": 90, "follower": "N"},
-                  {"tile": "W", "x": 1, "y": 3, "rotation": 0,
-                   "carcassonne": {"quarter": "market", "count": "castle"}}]}"#;
-    let err = Record::parse(record).unwrap().replay().unwrap_err();
-    assert_eq!(
-        err.to_string(),
-        "turn 1: C-5: the count already stands in the castle: to leave it there, name no count"
+#[test]
+fn c_5_a_record_may_move_the_count_to_the_quarter_where_it_stands() {
+    // Given: a record written by another program, whose deploy names the
+    // castle, where the count stands, as where it goes.
+    let written = |carcassonne: &str| {
+        format!(
+            r#"{{"format": "carcassonne-record/1", "rules": {{"count": true}},
+            "players": ["Ada", "Brun"], "tiles": {{"U": 1, "W": 1, "E": 1}},
+            "turns": [{{"tile": "U", "x": 1, "y": 2, "rotation": 90, "follower": "N"}},
+                      {{"tile": "W", "x": 1, "y": 3, "rotation": 0, "carcassonne": {carcassonne}}}],
+            "final_scores": [3, 0]}}"#
+        )
+    };
+    let other = written(r#"{"quarter": "castle", "count": "castle"}"#);
+    let canonical = written(r#"{"quarter": "castle"}"#);
+    // When: it is verified.
+    let replay = Record::parse(&other).unwrap().verify();
+    // Then: it verifies, as the record that names no move of the count,
+    // with the same events; written back, it names none.
+    let replay = replay.unwrap_or_else(|e| panic!("C-5: {e}"));
+    let expected = Record::parse(&canonical).unwrap().verify().unwrap();
+    assert_eq!(replay.events, expected.events);
+    assert_eq!(replay.game.city().map(|c| c.count), Some(Quarter::Castle));
+    let rewritten = Record::from_events(&replay.events).unwrap().to_json();
+    assert!(
+        rewritten.contains(r#""carcassonne":{"quarter":"castle"}"#),
+        "{rewritten}"
     );
 }
 
@@ -564,6 +596,36 @@ fn c_6_each_player_moves_all_some_or_none_one_follower_per_decision() {
     none.turn("redeploy 1 pass");
     assert_eq!(none.scored().last(), Some(&(vec![0], 6, id::B_S2)), "C-6: none");
     assert_eq!(none.quarter("castle"), [0, 2]);
+}
+
+#[test]
+fn c_6_a_redeploy_may_name_the_feature_by_any_place_of_it_on_any_of_its_tiles() {
+    // Given: seat 1 has a knight in the castle (the count in the market);
+    // seat 0 knights the G east of CO12, and seat 1's E closes the city of
+    // CO12, G and E: seat 1 may move the knight into it.
+    let t = with_count(&["deploy 1 castle market"], &["G 2 -1 0 E", "E 3 -1 270"]).play();
+    assert_eq!(offered_moves(&t), (vec![target(1, -1, "E")], true));
+    let listed = t.game.decide(seat(1), &move_to(1, -1, "E")).unwrap();
+    // When: the move names the city by any place of it, on any of its
+    // three tiles.
+    let mut names = Vec::new();
+    for (x, y) in [(1, -1), (2, -1), (3, -1)] {
+        for name in PLACE_NAMES {
+            // Then: each such name is the listed move, event for event;
+            // every other place of these tiles is refused.
+            match t.game.decide(seat(1), &move_to(x, y, name)) {
+                Ok(events) => {
+                    assert_eq!(events, listed, "C-6: {name} at ({x},{y}) names the city");
+                    names.push(format!("{name} ({x},{y})"));
+                }
+                Err(error) => assert!(
+                    error.rule_id() == Some(id::C_6) || error.rule_id() == Some(id::C_8),
+                    "{name} at ({x},{y}): {error}"
+                ),
+            }
+        }
+    }
+    assert_eq!(names, ["E (1,-1)", "E (2,-1)", "W (2,-1)", "W (3,-1)"]);
 }
 
 #[test]
@@ -892,6 +954,46 @@ fn c_9_faq_11_the_final_round_moves_one_follower_at_a_time_until_all_pass() {
         fs1,
         [(vec![0], 5, id::B_FS1), (vec![1], 2, id::B_FS1)],
         "B-FS1: the monk's cloister (the B and 4 neighbours), and the open city, 2 knights against 1"
+    );
+}
+
+#[test]
+fn c_9_a_final_round_move_may_name_the_feature_by_any_place_of_it_on_any_of_its_tiles() {
+    // Given: the final round of cd_11's game: seat 1's one follower in
+    // Carcassonne is in the market, and it may go onto any field (C-8).
+    let mut t = with_count(
+        &["deploy 1 castle cathedral", "deploy 0 pass", "deploy 1 market"],
+        &["E 2 -1 270", "redeploy 1 1 -1 E", "deploy 0 pass"],
+    )
+    .play_to_end();
+    assert_eq!(t.game.pending(), Pending::FinalRound { player: Seat(1) });
+    let east = t.game.decide(seat(1), &move_to(1, 0, "En")).unwrap();
+    // The City's east field, as docs/tiles.md lists its half-edges on the
+    // city tiles, and the U north of CO4 whose east side joins it.
+    let field = [
+        ((1, 1), ["Ne", "En", "Es", "Se"].as_slice()),
+        ((1, 0), &["Ne", "En", "Es", "Se"]),
+        ((1, -1), &["Ne", "Se", "Sw", "Ws"]),
+        ((0, -1), &["Es", "Se"]),
+        ((1, 2), &["Ne", "En", "Es", "Se"]),
+    ];
+    for ((x, y), halves) in field {
+        for name in PLACE_NAMES {
+            // When: the move names a place of one of these tiles.
+            let decided = t.game.decide(seat(1), &move_to(x, y, name));
+            // Then: a place of the east field is the very move onto it.
+            assert_eq!(
+                decided.as_ref() == Ok(&east),
+                halves.contains(&name),
+                "C-9: {name} at ({x},{y}): {decided:?}"
+            );
+        }
+    }
+    t.turn("final 1 0 -1 Se");
+    assert_eq!(
+        t.followers(),
+        [(1, 1, 1, "Ne")],
+        "C-9: on the field, by its canonical name"
     );
 }
 
