@@ -318,11 +318,12 @@ fn game_messages(
     })
 }
 
-/// The player's games folded up to the last event a stream passed, for
-/// a stream that is behind their last event (catching up, resumed, or
-/// behind the live feed): each is folded once and then advanced with the
-/// events passed, not folded again for every event. At most
-/// [`FOLDED_GAMES`] at once; one left out is folded again when needed.
+/// The player's games as of the last event of each that a stream passed:
+/// the cache's own when it was at that event, else folded from the store.
+/// A stream behind a game (catching up, resumed, or a moment behind the
+/// live feed) advances its copy with the events it passes, rather than
+/// folding the game again for every event. At most [`FOLDED_GAMES`] at
+/// once; one left out is folded again when needed.
 #[derive(Default)]
 struct Folded {
     games: HashMap<GameId, Arc<Loaded>>,
@@ -338,6 +339,13 @@ impl Folded {
         let id = &event.game;
         let seq = event.seq.max(2);
         let corrupt = |e: String| ApiError::Corrupt(format!("games/{id}: {e}"));
+        if let Some(cached) = games.cached(id).filter(|cached| cached.version == seq) {
+            // Live: the game being played is at this event. Kept (shared
+            // with the cache, not copied) for the next event, which the
+            // game may be past by the time the stream reaches it.
+            self.keep(id, cached.clone());
+            return Ok(cached);
+        }
         if let Some(known) = self.games.get_mut(id) {
             if known.version == seq {
                 return Ok(known.clone());
@@ -346,12 +354,6 @@ impl Folded {
                 Arc::make_mut(known).advance(event).map_err(corrupt)?;
                 return Ok(known.clone());
             }
-        }
-        let current = games.current(id)?;
-        if current.version == seq {
-            // Live: nothing to keep.
-            self.games.remove(id);
-            return Ok(current);
         }
         let loaded = if event.seq == 1 {
             let opening = games.store().read_game_chunk(id, 1, 2).map_err(store_error)?;
@@ -369,14 +371,18 @@ impl Folded {
             )));
         }
         let loaded = Arc::new(loaded);
+        self.keep(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    fn keep(&mut self, id: &GameId, loaded: Arc<Loaded>) {
         if self.games.len() >= FOLDED_GAMES
             && !self.games.contains_key(id)
             && let Some(any) = self.games.keys().next().cloned()
         {
             self.games.remove(&any);
         }
-        self.games.insert(id.clone(), loaded.clone());
-        Ok(loaded)
+        self.games.insert(id.clone(), loaded);
     }
 
     fn forget(&mut self, id: &GameId) {
