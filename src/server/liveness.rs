@@ -14,7 +14,9 @@
 //! Several nodes on one database: the service was down only if every node
 //! was. A node that starts while another one beats ([`Liveness::others_alive`])
 //! stores no resumption (the games' clocks ran on, served by the others);
-//! otherwise the downtime counts from the last heartbeat of any node.
+//! otherwise the downtime counts from the last heartbeat of any node. Both
+//! are judged by the database's clock alone, whatever the nodes' clocks
+//! say (see [`Liveness::last_alive`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -58,43 +60,67 @@ impl Liveness {
         }
     }
 
-    /// The last heartbeat (of any node), in ms since the Unix epoch, if
-    /// there is one.
+    /// When the service was last known alive (the last heartbeat of any
+    /// node), in ms since the Unix epoch by this node's clock (the store's,
+    /// which stamps the resumptions it is written into), if known.
+    ///
+    /// On a database the heartbeats are the database's clock's: how long
+    /// ago the last one was is a difference of two readings of that clock,
+    /// and the service went down that long before this node's now, read
+    /// before the database is asked (so the answer can only come out
+    /// early: the downtime longer, the players given time, never charged).
+    /// The nodes' clocks, which may be far apart, never meet: a node whose
+    /// clock ran ahead leaves no heartbeat in the future. The resumption
+    /// then counts the downtime from this time or the game's last event,
+    /// whichever is later (the events' times are their writers' clocks).
     pub fn last_alive(&self) -> Option<u64> {
         match &self.place {
             Place::File(path) => {
                 let text = std::fs::read_to_string(path).ok()?;
                 text.trim().parse().ok()
             }
-            Place::Database { store, .. } => match store.heartbeats() {
-                Ok(beats) => beats.into_iter().map(|(_, at)| at).max(),
-                Err(error) => {
-                    tracing::warn!(%error, "the nodes' heartbeats could not be read");
-                    None
+            Place::Database { store, .. } => {
+                let now = self.clock.now_millis();
+                match store.heartbeat_ages() {
+                    Ok(ages) => {
+                        let youngest = ages.into_iter().map(|(_, age)| age).min()?;
+                        Some(now.saturating_sub(youngest.as_millis() as u64))
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "the nodes' heartbeats could not be read");
+                        None
+                    }
                 }
-            },
+            }
         }
     }
 
     /// Whether another node on the same database beat within the last few
-    /// seconds: the service ran while this node was down.
+    /// seconds (by the database's clock): the service ran while this node
+    /// was down.
     pub fn others_alive(&self) -> bool {
         let Place::Database { store, node } = &self.place else {
             return false;
         };
-        let now = self.clock.now_millis();
-        let recent = now.saturating_sub(ALIVE_WITHIN.as_millis() as u64);
-        store
-            .heartbeats()
-            .is_ok_and(|beats| beats.iter().any(|(other, at)| other != node && *at >= recent))
+        store.heartbeat_ages().is_ok_and(|ages| {
+            ages.iter()
+                .any(|(other, age)| other != node && *age <= ALIVE_WITHIN)
+        })
     }
 
     /// Writes the clock's time as the last moment the server was alive:
     /// to a new file renamed over the old one, so that a crash leaves the
-    /// old heartbeat or the new one, never half of one; or to the node's
-    /// row.
+    /// old heartbeat or the new one, never half of one; or the database's
+    /// time to the node's row.
     pub fn beat(&self) -> std::io::Result<()> {
-        write(&self.place, self.clock.now_millis())
+        match &self.place {
+            Place::File(path) => {
+                let fresh = path.with_extension("new");
+                std::fs::write(&fresh, format!("{}\n", self.clock.now_millis()))?;
+                std::fs::rename(&fresh, path)
+            }
+            Place::Database { store, node } => store.beat(node).map_err(std::io::Error::other),
+        }
     }
 
     /// Beats every [`INTERVAL`] until `stopping`, and once more then.
@@ -125,16 +151,5 @@ impl Liveness {
         if let Err(error) = this.beat() {
             tracing::warn!(%error, "the last heartbeat could not be written");
         }
-    }
-}
-
-fn write(place: &Place, now: u64) -> std::io::Result<()> {
-    match place {
-        Place::File(path) => {
-            let fresh = path.with_extension("new");
-            std::fs::write(&fresh, format!("{now}\n"))?;
-            std::fs::rename(&fresh, path)
-        }
-        Place::Database { store, node } => store.beat(node, now).map_err(std::io::Error::other),
     }
 }

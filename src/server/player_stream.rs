@@ -6,16 +6,24 @@
 //! every decision that is the player's now, then the stored events after
 //! the client's position (if it resumes), then live events; falling
 //! behind the live feed sends it back to the store, so nothing is ever
-//! skipped. A decision is sent when the stream passes the event that is
-//! its game's last: every decision the player must make is sent at least
-//! once, and a client acts on each (game, version) once.
+//! skipped.
+//!
+//! What an event sends depends only on the stored events up to it, never
+//! on when the stream passes it: a decision is sent at each event after
+//! which the player owes one, with the game as it stood right after that
+//! event, even when the game has moved on since (the stream is behind, or
+//! resumed). So a resumed stream sends exactly what an uninterrupted one
+//! sent after its position, and every decision the player owed is sent at
+//! least once; a client acts on each (game, version) once, and an Act on a
+//! decision the game has moved past is answered `STALE_VERSION`.
 
+use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use carcassonne_competition::{PlayerName, TOURNAMENT_SCHEMA, TournamentEvent};
-use carcassonne_store::StoredEvent;
+use carcassonne_store::{GameId, StoredEvent};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
@@ -60,6 +68,7 @@ pub fn start(
         seats,
         player,
         position: if after == 0 { start } else { after.min(start) },
+        folded: Folded::default(),
     };
     tokio::spawn(pump.run(live, start, every, stopping));
     Ok(Box::pin(ReceiverStream::new(rx)))
@@ -72,6 +81,7 @@ struct Pump {
     player: PlayerName,
     /// The last position passed.
     position: u64,
+    folded: Folded,
 }
 
 /// The client went away: stop.
@@ -192,6 +202,8 @@ impl Pump {
                 .map_err(|e| Some(ApiError::Internal(format!("store task failed: {e}"))))?
                 .map_err(|e| Some(store_error(e)))?;
             if page.is_empty() {
+                // Live from here: the games are at their last events.
+                self.folded.clear();
                 return Ok(());
             }
             for event in page {
@@ -218,51 +230,18 @@ impl Pump {
         Ok(())
     }
 
-    async fn game_event(&self, event: &StoredEvent) -> Result<Vec<message::Message>, ApiError> {
-        let game = event.game.clone();
-        let seq = event.seq;
+    async fn game_event(&mut self, event: &StoredEvent) -> Result<Vec<message::Message>, ApiError> {
         let player = self.player.to_string();
-        self.blocking(move |games, seats| {
-            let Some(seat) = seats.of(&game)?.seat_of(&player) else {
-                return Ok(Vec::new());
-            };
-            let loaded = games.current(&game)?;
-            let reveal = games.seed_reveal(&game, &loaded);
-            let mut messages = Vec::new();
-            if seq == 1 {
-                messages.push(message::Message::GameStarted(proto::PlayerGameStarted {
-                    game: Some(view::game_as(
-                        &loaded.info,
-                        loaded.version as i64,
-                        &loaded.game,
-                        reveal,
-                        proto::GameView::Full,
-                    )),
-                    seat: u32::from(seat),
-                }));
-            }
-            // Only the game's last event says what is pending now; an
-            // earlier one's decision is made already.
-            if seq == loaded.version {
-                if loaded.game.is_finished() {
-                    seats.finished(&game);
-                    messages.push(message::Message::GameEnded(proto::PlayerGameEnded {
-                        game: Some(view::game_as(
-                            &loaded.info,
-                            loaded.version as i64,
-                            &loaded.game,
-                            reveal,
-                            proto::GameView::Full,
-                        )),
-                        seat: u32::from(seat),
-                    }));
-                } else if loaded.game.decision_owner().map(|s| s.0) == Some(seat) {
-                    messages.push(decision(&loaded, seat));
-                }
-            }
-            Ok(messages)
-        })
-        .await
+        let event = event.clone();
+        let mut folded = std::mem::take(&mut self.folded);
+        let (messages, folded) = self
+            .blocking(move |games, seats| {
+                let messages = game_messages(games, seats, &mut folded, &player, &event)?;
+                Ok((messages, folded))
+            })
+            .await?;
+        self.folded = folded;
+        Ok(messages)
     }
 
     fn tournament_event(&self, event: &StoredEvent) -> Vec<message::Message> {
@@ -294,6 +273,126 @@ impl Pump {
             messages.push(paired(Vec::new(), Vec::new(), true));
         }
         messages
+    }
+}
+
+/// What the stored event `event` of a game means for player `player`: the
+/// same whenever a stream passes it (live, behind or resumed), as it
+/// depends only on the game's events up to it.
+fn game_messages(
+    games: &Games,
+    seats: &Seats,
+    folded: &mut Folded,
+    player: &str,
+    event: &StoredEvent,
+) -> Result<Vec<message::Message>, ApiError> {
+    let Some(seat) = seats.of(&event.game)?.seat_of(player) else {
+        return Ok(Vec::new());
+    };
+    let loaded = folded.after(games, event)?;
+    let reveal = games.seed_reveal(&event.game, &loaded);
+    let view = || {
+        view::game_as(
+            &loaded.info,
+            loaded.version as i64,
+            &loaded.game,
+            reveal,
+            proto::GameView::Full,
+        )
+    };
+    let seat_number = u32::from(seat);
+    Ok(if event.seq == 1 {
+        vec![message::Message::GameStarted(proto::PlayerGameStarted {
+            game: Some(view()),
+            seat: seat_number,
+        })]
+    } else if loaded.game.is_finished() {
+        folded.forget(&event.game);
+        seats.finished(&event.game);
+        vec![message::Message::GameEnded(proto::PlayerGameEnded {
+            game: Some(view()),
+            seat: seat_number,
+        })]
+    } else if loaded.game.decision_owner().map(|s| s.0) == Some(seat) {
+        vec![decision(&loaded, seat)]
+    } else {
+        Vec::new()
+    })
+}
+
+/// The player's games as of the last event of each that a stream passed:
+/// the cache's own when it was at that event, else folded from the store.
+/// A stream behind a game (catching up, resumed, or a moment behind the
+/// live feed) advances its copy with the events it passes, rather than
+/// folding the game again for every event. At most [`FOLDED_GAMES`] at
+/// once; one left out is folded again when needed.
+#[derive(Default)]
+struct Folded {
+    games: HashMap<GameId, Arc<Loaded>>,
+}
+
+/// The most games a stream keeps folded.
+const FOLDED_GAMES: usize = 8;
+
+impl Folded {
+    /// The game of `event` right after it: at version 1 (seq 2, its
+    /// creation) for its opening, which the engine's state begins with.
+    fn after(&mut self, games: &Games, event: &StoredEvent) -> Result<Arc<Loaded>, ApiError> {
+        let id = &event.game;
+        let seq = event.seq.max(2);
+        let corrupt = |e: String| ApiError::Corrupt(format!("games/{id}: {e}"));
+        if let Some(cached) = games.cached(id).filter(|cached| cached.version == seq) {
+            // Live: the game being played is at this event. Kept (shared
+            // with the cache, not copied) for the next event, which the
+            // game may be past by the time the stream reaches it.
+            self.keep(id, cached.clone());
+            return Ok(cached);
+        }
+        if let Some(known) = self.games.get_mut(id) {
+            if known.version == seq {
+                return Ok(known.clone());
+            }
+            if known.version + 1 == seq {
+                Arc::make_mut(known).advance(event).map_err(corrupt)?;
+                return Ok(known.clone());
+            }
+        }
+        let loaded = if event.seq == 1 {
+            let opening = games.store().read_game_chunk(id, 1, 2).map_err(store_error)?;
+            let [first, second] = opening.as_slice() else {
+                return Err(corrupt("no creation after its opening".to_owned()));
+            };
+            Loaded::start(first, second).map_err(corrupt)?
+        } else {
+            games.fold_uncached(id, Some(seq), |_, _, _| {})?
+        };
+        if loaded.version != seq {
+            return Err(corrupt(format!(
+                "event {seq} passed, but the game ends at {}",
+                loaded.version
+            )));
+        }
+        let loaded = Arc::new(loaded);
+        self.keep(id, loaded.clone());
+        Ok(loaded)
+    }
+
+    fn keep(&mut self, id: &GameId, loaded: Arc<Loaded>) {
+        if self.games.len() >= FOLDED_GAMES
+            && !self.games.contains_key(id)
+            && let Some(any) = self.games.keys().next().cloned()
+        {
+            self.games.remove(&any);
+        }
+        self.games.insert(id.clone(), loaded);
+    }
+
+    fn forget(&mut self, id: &GameId) {
+        self.games.remove(id);
+    }
+
+    fn clear(&mut self) {
+        self.games.clear();
     }
 }
 

@@ -516,3 +516,167 @@ fn the_seats_index_learns_every_game_opened_up_to_a_position() {
     seats.passed(&opening);
     assert_eq!(seats.open_games_of("Ada"), [after, first, third]);
 }
+
+/// The messages of a player's stream after `after`, without keep-alives,
+/// until the end of game `last`; the snapshot's go to `snapshot`.
+async fn player_messages_until_end_of(
+    stream: &mut tonic::Streaming<proto::WatchPlayerResponse>,
+    last: &str,
+    snapshot: &mut Vec<proto::WatchPlayerResponse>,
+) -> Vec<proto::WatchPlayerResponse> {
+    use carcassonne::proto::watch_player_response::Message as P;
+    use tokio_stream::StreamExt as _;
+
+    let mut messages = Vec::new();
+    while let Some(message) = stream.next().await {
+        let message = message.unwrap();
+        if message.snapshot {
+            snapshot.push(message);
+            continue;
+        }
+        let ended = match &message.message {
+            Some(P::KeepAlive(_)) => continue,
+            Some(P::GameEnded(e)) => e.game.as_ref().is_some_and(|g| g.name == last),
+            _ => false,
+        };
+        messages.push(message);
+        if ended {
+            return messages;
+        }
+    }
+    panic!("the stream ended before {last} did");
+}
+
+/// Issue 25, item 15: a stream resumed with `after_position` sends every
+/// message the uninterrupted stream sent after that position, in order:
+/// the decisions that became the player's and were answered while it was
+/// away, and the games started meanwhile, each as it stood then, not only
+/// what is pending when it resumes.
+#[tokio::test]
+async fn a_resumed_player_stream_sends_what_the_uninterrupted_one_sent_after_its_position() {
+    use carcassonne::proto::watch_player_response::Message as P;
+    use tokio_stream::StreamExt as _;
+
+    use crate::support::{play, play_to_end};
+
+    let (server, _dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let brun = register(&server, "Brun").await;
+    let mut players = players_client(&server).await;
+    let watch = |after: i64| {
+        let request = proto::WatchPlayerRequest {
+            after_position: after,
+            keep_alive_ms: 0,
+        };
+        with_token(request, &ada)
+    };
+    // Given Ada's stream, read throughout, and a second one she leaves
+    // after her first decision.
+    let mut uninterrupted = players.watch_player(watch(0)).await.unwrap().into_inner();
+    let mut interrupted = players.watch_player(watch(0)).await.unwrap().into_inner();
+    let mut client = server.client().await;
+    let first = agreed_game(
+        &server,
+        challenge_request("resume-first-00000", &["Ada", "Brun"], false),
+        &[&ada, &brun],
+    )
+    .await;
+    let second = agreed_game(
+        &server,
+        challenge_request("resume-second-0000", &["Brun", "Ada"], false),
+        &[&brun, &ada],
+    )
+    .await;
+    let keys = [ada.clone(), brun.clone()];
+    let second_keys = [brun.clone(), ada.clone()];
+    let reader = tokio::spawn({
+        let second = second.clone();
+        async move {
+            let mut snapshot = Vec::new();
+            let messages = player_messages_until_end_of(&mut uninterrupted, &second, &mut snapshot).await;
+            assert!(snapshot.is_empty(), "no decision was Ada's when it opened");
+            messages
+        }
+    });
+    let mut left_at = None;
+    while let Some(message) = interrupted.next().await {
+        let message = message.unwrap();
+        if let Some(P::Decision(decision)) = &message.message {
+            assert_eq!(decision.game, first);
+            left_at = Some(message.position);
+            break;
+        }
+    }
+    let left_at = left_at.expect("Ada's first decision");
+    drop(interrupted);
+    // When, meanwhile, both play (Ada with her key) and a game ends.
+    play(&mut client, &first, &keys, 9).await;
+    let ended = play_to_end(&mut client, &second, &second_keys).await;
+    assert_eq!(ended.status, proto::GameStatus::Finished as i32);
+    play(&mut client, &first, &keys, 3).await;
+    let pending = legal_as(&mut client, &first, &ada).await;
+    // Then the resumed stream sends what the uninterrupted one sent after
+    // the position it left at.
+    let mut resumed = players.watch_player(watch(left_at)).await.unwrap().into_inner();
+    let mut snapshot = Vec::new();
+    let caught_up = player_messages_until_end_of(&mut resumed, &second, &mut snapshot).await;
+    let sent = reader.await.unwrap();
+    let after: Vec<_> = sent.iter().filter(|m| m.position > left_at).cloned().collect();
+    assert!(
+        after.len() > 60,
+        "Ada's decisions while away, and the second game's start and end: {}",
+        after.len()
+    );
+    let decisions = |messages: &[proto::WatchPlayerResponse]| -> Vec<(String, i64)> {
+        messages
+            .iter()
+            .filter_map(|m| match &m.message {
+                Some(P::Decision(d)) => Some((d.game.clone(), d.legal.as_ref().unwrap().version)),
+                _ => None,
+            })
+            .collect()
+    };
+    assert_eq!(
+        decisions(&caught_up),
+        decisions(&after),
+        "the decisions made and answered while away"
+    );
+    assert_eq!(caught_up, after);
+    // Every action of Ada's answered a decision the stream sent, at its
+    // version.
+    let decided: std::collections::HashSet<_> = sent
+        .iter()
+        .filter_map(|m| match &m.message {
+            Some(P::Decision(d)) => Some((d.game.clone(), d.legal.as_ref().unwrap().version)),
+            _ => None,
+        })
+        .collect();
+    for (name, seat) in [(&first, 0), (&second, 1)] {
+        let request = crate::support::replay_request(name, Some(1), None);
+        let events = crate::support::replay(&mut server.watcher().await, request).await;
+        let mut version_before = 1;
+        for step in events {
+            let event = step.event.unwrap();
+            if event.seat == Some(seat) {
+                assert!(
+                    decided.contains(&(name.clone(), version_before)),
+                    "{name}: Ada acted at version {version_before} without a decision sent"
+                );
+            }
+            version_before = event.version;
+        }
+    }
+    // The snapshot repeats what is pending now.
+    let pending_now: Vec<_> = snapshot
+        .iter()
+        .filter_map(|m| match &m.message {
+            Some(P::Decision(d)) => Some(d.legal.clone().unwrap()),
+            _ => None,
+        })
+        .collect();
+    if pending.pending.as_ref().unwrap().seat == 0 {
+        assert_eq!(pending_now, [pending]);
+    } else {
+        assert!(pending_now.is_empty());
+    }
+}

@@ -556,3 +556,88 @@ fn the_seats_index_passes_over_an_unused_position() {
     seats.learn_through(later).unwrap();
     assert_eq!(seats.open_games_of("Ada"), [after, before]);
 }
+
+/// Issue 25, item 18: heartbeats are the database's clock's. A node whose
+/// clock runs an hour ahead beats and stops; a node with a right clock
+/// serves a clocked game and stops; a node started after the downtime
+/// must find nobody alive (the fast node's heartbeat is not an hour in
+/// the future) and resume the game from the moment the service stopped
+/// (not from the fast node's future heartbeat, which would charge the
+/// seat for the downtime).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_clock_ran_ahead_hides_neither_the_downtime_nor_its_own_stop() {
+    use std::sync::Arc;
+
+    use carcassonne::proto::game_event::Event as E;
+    use carcassonne::server::{PostgresUrl, ServerConfig};
+    use carcassonne_store::ManualClock;
+
+    let Some(cluster) = pg::cluster() else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let url = database(cluster);
+    let node = |name: &str, store: StoreConfig| ServerConfig {
+        data: dir.path().join(name),
+        postgres: Some(PostgresUrl::parse(&url).unwrap()),
+        store,
+        ..ServerConfig::default()
+    };
+    let unix_ms = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_millis() as i64
+    };
+    // Given a node an hour ahead, which beats and stops.
+    let hour_ahead = Arc::new(ManualClock::new(unix_ms() as u64 + 3_600_000));
+    let fast = TestServer::start_with(node("fast", StoreConfig::default().clock(hour_ahead))).await;
+    let _ = fast.client().await;
+    fast.stop().await;
+    // And a node with a right clock, with a clocked game whose seat's clock
+    // runs, which stops too.
+    let right = TestServer::start_with(node("right", StoreConfig::default())).await;
+    let mut client = right.client().await;
+    let request = proto::CreateGameRequest {
+        time_control: Some(proto::TimeControl {
+            main_ms: 600_000,
+            ..Default::default()
+        }),
+        ..create_request("clocked-through-a-restart", 2, &[], 5)
+    };
+    let (name, tokens) = create(&mut client, request).await;
+    play_step(&mut client, &name, &tokens, 0).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(1_200)).await;
+    let before = game(&mut client, &name).await;
+    let stopping_at = unix_ms();
+    right.stop().await;
+    let stopped_at = unix_ms();
+    // When a node with a right clock starts after the downtime (longer
+    // than the time a heartbeat keeps a node alive).
+    tokio::time::sleep(Duration::from_millis(3_500)).await;
+    let restarted = TestServer::start_with(node("restarted", StoreConfig::default())).await;
+    let mut client = restarted.client().await;
+    // Then it resumed the game, from when the service stopped.
+    let after = game(&mut client, &name).await;
+    assert_eq!(
+        after.version,
+        before.version + 1,
+        "one resumption: no node was alive meanwhile"
+    );
+    let mut watcher = WatchServiceClient::connect(restarted.url()).await.unwrap();
+    let request = replay_request(&name, Some(after.version - 1), None);
+    let resumed = replay(&mut watcher, request).await.pop().unwrap().event.unwrap();
+    let Some(E::Resumed(proto::Resumed { down_since_ms })) = resumed.event else {
+        panic!("the last event is {resumed:?}");
+    };
+    assert!(
+        (stopping_at - 500..=stopped_at).contains(&down_since_ms),
+        "down since {down_since_ms}: the service stopped between {stopping_at} and {stopped_at}"
+    );
+    // What the running seat had left when the service stopped, it has now.
+    let had = before.pending.as_ref().unwrap().deadline_ms - stopped_at;
+    let has = after.pending.as_ref().unwrap().deadline_ms - after.clock_time_ms;
+    assert!(
+        has >= had,
+        "the seat was charged for the downtime: {had} ms left at the stop, {has} ms after"
+    );
+    restarted.stop().await;
+}

@@ -22,9 +22,10 @@
 //! - `server_secrets (name PRIMARY KEY, value)`: what every server node on
 //!   the database must share and nobody else may read: the key that signs
 //!   archives (`PgStore::secret_or_insert`). Not events: never in a stream.
-//! - `node_heartbeats (node PRIMARY KEY, alive_millis)`: when each server
-//!   node was last alive (`PgStore::beat`), so that a node starting knows
-//!   whether the others ran while it was down.
+//! - `node_heartbeats (node PRIMARY KEY, alive_at)`: when each server
+//!   node was last alive, by the database's clock (`PgStore::beat`), so
+//!   that a node starting knows whether the others ran while it was down,
+//!   and since when the service was down (`PgStore::heartbeat_ages`).
 //!
 //! # How global positions are made safe to read
 //!

@@ -381,6 +381,23 @@ BEGIN
 END $$;
 "#,
     ),
+    (
+        "V7__heartbeats_by_the_database_clock",
+        r#"
+-- Heartbeats become times of the database's clock (clock_timestamp() when
+-- written), no longer each node's own: a node whose clock ran ahead left
+-- a heartbeat in the future, which made it look alive long after it
+-- stopped and hid the downtime from the next start. The old rows cannot
+-- be told apart from such ones and are dropped: without a heartbeat the
+-- next start counts the downtime from each game's last event, which gives
+-- players time back and never takes any.
+DROP TABLE node_heartbeats;
+CREATE TABLE node_heartbeats (
+    node TEXT COLLATE "C" PRIMARY KEY,
+    alive_at TIMESTAMPTZ NOT NULL
+);
+"#,
+    ),
 ];
 
 /// Applies the migrations the database lacks, one node at a time.

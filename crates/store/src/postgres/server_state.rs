@@ -2,8 +2,17 @@
 //! they must all use (the key that signs archives) and each node's
 //! heartbeat. Neither is an event: they are never in a stream, never
 //! listed, never in the global order.
+//!
+//! Heartbeats are times of the database's clock, written and compared by
+//! the database: the nodes' own clocks may be far apart (one that ran an
+//! hour ahead would otherwise leave a heartbeat in the future, and look
+//! alive for an hour), but a question about liveness ("did another node
+//! beat within 3 s?", "how long has the service been down?") is then a
+//! difference of two readings of one clock.
 
-use super::{PgStore, blocking, from_db, pg_error, to_db};
+use std::time::Duration;
+
+use super::{PgStore, blocking, from_db, pg_error};
 use crate::error::Result;
 
 impl PgStore {
@@ -45,37 +54,45 @@ impl PgStore {
         })
     }
 
-    /// Records that server node `node` was alive at `millis` (ms since the
-    /// Unix epoch); never moves a node's heartbeat back.
-    pub fn beat(&self, node: &str, millis: u64) -> Result<()> {
+    /// Records that server node `node` is alive now, by the database's
+    /// clock: every node's heartbeat is a time of that one clock, however
+    /// far the nodes' own clocks are apart. The last beat wins (no
+    /// `GREATEST`): a time written by a clock that has since been set back
+    /// would otherwise hold the row in the future.
+    pub fn beat(&self, node: &str) -> Result<()> {
         blocking(|| {
             self.shared()
                 .client()?
                 .execute(
-                    "INSERT INTO node_heartbeats (node, alive_millis) VALUES ($1, $2) \
-                     ON CONFLICT (node) DO UPDATE SET alive_millis = \
-                     GREATEST(node_heartbeats.alive_millis, EXCLUDED.alive_millis)",
-                    &[&node, &to_db(millis)],
+                    "INSERT INTO node_heartbeats (node, alive_at) VALUES ($1, clock_timestamp()) \
+                     ON CONFLICT (node) DO UPDATE SET alive_at = EXCLUDED.alive_at",
+                    &[&node],
                 )
                 .map_err(pg_error)?;
             Ok(())
         })
     }
 
-    /// Every node's last heartbeat, in ms since the Unix epoch.
-    pub fn heartbeats(&self) -> Result<Vec<(String, u64)>> {
+    /// How long ago each node last beat, by the database's clock (a
+    /// heartbeat ahead of it, which only a database clock set back can
+    /// leave, counts as just now), in node order.
+    pub fn heartbeat_ages(&self) -> Result<Vec<(String, Duration)>> {
         blocking(|| {
             let rows = self
                 .shared()
                 .client()?
                 .query(
-                    "SELECT node, alive_millis FROM node_heartbeats ORDER BY node",
+                    "SELECT node, (extract(epoch FROM clock_timestamp() - alive_at) * 1000)::bigint \
+                     FROM node_heartbeats ORDER BY node",
                     &[],
                 )
                 .map_err(pg_error)?;
             Ok(rows
                 .iter()
-                .map(|row| (row.get::<_, String>(0), from_db(row.get(1))))
+                .map(|row| {
+                    let age = Duration::from_millis(from_db(row.get(1)));
+                    (row.get::<_, String>(0), age)
+                })
                 .collect())
         })
     }

@@ -277,3 +277,40 @@ fn a_call_that_fails_holding_the_allocation_lock_leaves_it_free() {
         assert_eq!(held, 0, "{call} left an advisory lock held");
     }
 }
+
+/// Heartbeats are the database's clock's: a node whose own clock runs an
+/// hour ahead beats "just now", and its heartbeat ages as the database's
+/// clock moves. The upgrade drops the heartbeats an older schema kept by
+/// the nodes' own clocks (here one an hour in the future, which would
+/// have made its node look alive for an hour).
+#[test]
+fn heartbeats_are_times_of_the_database_clock_and_the_nodes_own_are_dropped() {
+    use std::sync::Arc;
+    use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+    let Some(cluster) = pg::cluster() else { return };
+    let url = cluster.database();
+    let hour_ahead = SystemTime::now().duration_since(UNIX_EPOCH).unwrap().as_millis() as i64 + 3_600_000;
+    let mut client = Client::connect(&url, NoTls).unwrap();
+    schema::migrate_to(&mut client, Some(6)).unwrap();
+    client
+        .execute(
+            "INSERT INTO node_heartbeats (node, alive_millis) VALUES ('ahead', $1)",
+            &[&hour_ahead],
+        )
+        .unwrap();
+    drop(client);
+    let clock = Arc::new(crate::ManualClock::new(hour_ahead as u64));
+    let store = PgStore::open(&url, StoreConfig::default().clock(clock)).unwrap();
+    assert_eq!(store.heartbeat_ages().unwrap(), []);
+    store.beat("ahead").unwrap();
+    let ages = store.heartbeat_ages().unwrap();
+    assert_eq!(ages.len(), 1);
+    assert!(ages[0].1 < Duration::from_secs(2), "{ages:?}");
+    std::thread::sleep(Duration::from_millis(300));
+    let later = store.heartbeat_ages().unwrap();
+    assert!(later[0].1 >= ages[0].1 + Duration::from_millis(250), "{later:?}");
+    // A later beat moves it to the database's now again.
+    store.beat("ahead").unwrap();
+    assert!(store.heartbeat_ages().unwrap()[0].1 < later[0].1);
+}
