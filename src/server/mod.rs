@@ -360,6 +360,7 @@ pub async fn serve_with_ready(
         players: players.clone(),
         seats,
         ratings,
+        challenges: challenges.clone(),
         stopping: stopping.clone(),
     })
     .max_decoding_message_size(intake::largest_request("/carcassonne.v1.PlayerService/"))

@@ -20,6 +20,7 @@ pub struct PlayerService {
     pub players: Arc<Players>,
     pub seats: Arc<Seats>,
     pub ratings: Arc<RatingBook>,
+    pub challenges: Arc<crate::challenges::Challenges>,
     pub stopping: tokio::sync::watch::Receiver<bool>,
 }
 
@@ -100,6 +101,7 @@ impl proto::player_service_server::PlayerService for PlayerService {
         let stream = player_stream::start(
             self.games.clone(),
             self.seats.clone(),
+            self.challenges.clone(),
             player,
             r,
             self.stopping.clone(),

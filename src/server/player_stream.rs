@@ -1,6 +1,7 @@
 //! A registered player's own stream (WatchPlayer): the games that start
 //! with them in a seat, each decision that becomes theirs, the games that
-//! end, and the tournament rounds that seat them, over one connection.
+//! end, the tournament rounds that seat them, and the challenges that
+//! concern them, over one connection.
 //!
 //! It is the store's server-wide stream, filtered: first a snapshot of
 //! every decision that is the player's now, then the stored events after
@@ -22,7 +23,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use carcassonne_competition::{PlayerName, TOURNAMENT_SCHEMA, TournamentEvent};
+use carcassonne_competition::{CHALLENGE_SCHEMA, PlayerName, SeatOffer, TOURNAMENT_SCHEMA, TournamentEvent};
 use carcassonne_store::{GameId, StoredEvent};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::Stream;
@@ -32,6 +33,7 @@ use tonic::Status;
 use super::watch_service::keep_alive;
 use crate::api::status::ApiError;
 use crate::api::{version, view};
+use crate::challenges::{CHALLENGE_STREAM_PREFIX, Challenges};
 use crate::games::stored::Loaded;
 use crate::games::{Games, store_error};
 use crate::players::is_game_stream;
@@ -49,6 +51,7 @@ const CLIENT_BUFFER: usize = 64;
 pub fn start(
     games: Arc<Games>,
     seats: Arc<Seats>,
+    challenges: Arc<Challenges>,
     player: PlayerName,
     request: proto::WatchPlayerRequest,
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -66,6 +69,7 @@ pub fn start(
         tx,
         games,
         seats,
+        challenges,
         player,
         position: if after == 0 { start } else { after.min(start) },
         folded: Folded::default(),
@@ -78,6 +82,7 @@ struct Pump {
     tx: mpsc::Sender<Result<proto::WatchPlayerResponse, Status>>,
     games: Arc<Games>,
     seats: Arc<Seats>,
+    challenges: Arc<Challenges>,
     player: PlayerName,
     /// The last position passed.
     position: u64,
@@ -155,8 +160,31 @@ impl Pump {
         }
     }
 
-    /// Every decision that is the player's now.
+    /// Every decision that is the player's now, and every open challenge
+    /// that waits for the player to accept their named seat.
     async fn snapshot(&self, start: u64) -> Result<(), Gone> {
+        let now = self.games.store().now_millis();
+        for held in self.challenges.list(Some(&self.player)) {
+            let challenge = &held.challenge;
+            let waits = challenge
+                .spec()
+                .seats
+                .iter()
+                .zip(challenge.taken())
+                .any(|(offer, taken)| {
+                    matches!(offer, SeatOffer::Player(name) if *name == self.player) && taken.is_none()
+                });
+            if !waits {
+                continue;
+            }
+            match super::challenge_service::challenge_view(&held, now) {
+                Ok(view) => self.send(start, true, message::Message::Challenge(view)).await?,
+                Err(error) => {
+                    self.fail(error).await;
+                    return Err(Gone);
+                }
+            }
+        }
         let player = self.player.to_string();
         let pending = self
             .blocking(move |games, seats| {
@@ -221,6 +249,9 @@ impl Pump {
             && event.schema == TOURNAMENT_SCHEMA
         {
             self.tournament_event(event)
+        } else if event.game.as_str().starts_with(CHALLENGE_STREAM_PREFIX) && event.schema == CHALLENGE_SCHEMA
+        {
+            self.challenge_event(event).await.map_err(Some)?
         } else {
             Vec::new()
         };
@@ -242,6 +273,28 @@ impl Pump {
             .await?;
         self.folded = folded;
         Ok(messages)
+    }
+
+    /// A challenge's event: the challenge as it stood right after it, at
+    /// that event's time, if it concerns the player.
+    async fn challenge_event(&self, event: &StoredEvent) -> Result<Vec<message::Message>, ApiError> {
+        let (player, event) = (self.player.clone(), event.clone());
+        self.blocking(move |games, _| {
+            let stored = games
+                .store()
+                .read_game_chunk(&event.game, 1, usize::try_from(event.seq).unwrap_or(usize::MAX))
+                .map_err(store_error)?;
+            let id = event.game.as_str().trim_start_matches(CHALLENGE_STREAM_PREFIX);
+            let held = crate::challenges::fold(id, &stored)
+                .map_err(|e| ApiError::Corrupt(format!("challenges/{id}: {e}")))?;
+            let challenge = &held.challenge;
+            if challenge.spec().challenger != player && !challenge.involves(&player) {
+                return Ok(Vec::new());
+            }
+            let view = super::challenge_service::challenge_view(&held, event.time_millis)?;
+            Ok(vec![message::Message::Challenge(view)])
+        })
+        .await
     }
 
     fn tournament_event(&self, event: &StoredEvent) -> Vec<message::Message> {

@@ -541,3 +541,90 @@ async fn a_challenge_with_only_its_challenger_and_bots_starts_at_once() {
     let started = game(&mut server.client().await, &name).await;
     assert_eq!(started.players[1].bot, "random");
 }
+
+/// The next message of a player's stream, within a few seconds.
+async fn next_message(
+    stream: &mut tonic::Streaming<proto::WatchPlayerResponse>,
+) -> proto::WatchPlayerResponse {
+    loop {
+        let message = tokio::time::timeout(std::time::Duration::from_secs(10), stream.message())
+            .await
+            .expect("a message in time")
+            .unwrap()
+            .unwrap();
+        if !matches!(
+            message.message,
+            Some(proto::watch_player_response::Message::KeepAlive(_))
+        ) {
+            return message;
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_player_stream_tells_of_the_challenges_that_concern_the_player() {
+    use proto::watch_player_response::Message as P;
+    let (server, _dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let brun = register(&server, "Brun").await;
+    let cleo = register(&server, "Cleo").await;
+    let mut players = players_client(&server).await;
+    let watch = |key: &str| {
+        with_token(
+            proto::WatchPlayerRequest {
+                after_position: 0,
+                keep_alive_ms: 1_000,
+            },
+            key,
+        )
+    };
+    let mut brun_stream = players.watch_player(watch(&brun)).await.unwrap().into_inner();
+    let mut cleo_stream = players.watch_player(watch(&cleo)).await.unwrap().into_inner();
+    let mut challenges = challenges_client(&server).await;
+    let duel = challenges
+        .create_challenge(with_token(
+            challenge_request("stream-duel-000001", &["Ada", "Brun"], false),
+            &ada,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    // Brun is told at once, as the challenge stands.
+    let told = next_message(&mut brun_stream).await;
+    assert!(!told.snapshot);
+    assert_eq!(told.message, Some(P::Challenge(duel.clone())));
+    // A stream opened later holds it in its snapshot: it waits for Brun.
+    let mut later = players.watch_player(watch(&brun)).await.unwrap().into_inner();
+    let snapshot = next_message(&mut later).await;
+    assert!(snapshot.snapshot);
+    assert_eq!(snapshot.message, Some(P::Challenge(duel.clone())));
+    // Brun accepts: his stream tells the accepted challenge, then the game.
+    let accepted = challenges
+        .accept_challenge(with_token(
+            proto::AcceptChallengeRequest {
+                name: duel.name.clone(),
+                seat: None,
+            },
+            &brun,
+        ))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    let told = next_message(&mut brun_stream).await;
+    assert_eq!(told.message, Some(P::Challenge(accepted.clone())));
+    let Some(P::GameStarted(started)) = next_message(&mut brun_stream).await.message else {
+        panic!("the game did not start on Brun's stream");
+    };
+    assert_eq!(started.game.unwrap().name, accepted.game);
+    // Cleo, in none of it, heard nothing but keep-alives.
+    let quiet = tokio::time::timeout(
+        std::time::Duration::from_millis(1_500),
+        next_message(&mut cleo_stream),
+    )
+    .await;
+    assert!(quiet.is_err(), "Cleo was told: {quiet:?}");
+}
