@@ -327,10 +327,11 @@ impl Challenges {
     fn start(&self, held: &Held) -> Result<GameId, ApiError> {
         let id = held.challenge.id();
         let game = game_of(id)?;
-        match self.games.load(&game) {
-            Ok(_) => return Ok(game),
-            Err(ApiError::NotFound(_)) => {}
-            Err(error) => return Err(error),
+        // Started already: its opening is stored (read alone, not the game).
+        match self.store.read_game_chunk(&game, 1, 1) {
+            Ok(opening) if !opening.is_empty() => return Ok(game),
+            Ok(_) | Err(StoreError::NotFound(_)) => {}
+            Err(error) => return Err(store_error(error)),
         }
         let settings = held.settings()?;
         let spec = held.challenge.spec();
