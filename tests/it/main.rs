@@ -10,8 +10,10 @@ mod bot_seats;
 mod bots;
 mod cli;
 mod clocks;
+mod connections;
 mod edge;
 mod fuzz;
+mod headers;
 mod house_bots;
 mod http;
 #[path = "../../crates/store/tests/it/pg.rs"]
