@@ -226,8 +226,9 @@ async fn punctuality(settings: &Settings) -> Option<Punctuality> {
         let _ = stopped.await;
     }));
     let channels = connect(addr, 8).await;
-    // Streams of their own: at most 1024 a connection.
-    let watch_channels = connect(addr, settings.timeouts.div_ceil(1000)).await;
+    // Streams of their own, within the streams a connection may hold.
+    let per_connection = carcassonne::server::ConnectionLimits::default().max_streaming_calls_per_connection;
+    let watch_channels = connect(addr, settings.timeouts.div_ceil(per_connection)).await;
 
     // The load: bots playing game after game, flat out.
     let playing = Arc::new(AtomicBool::new(true));

@@ -175,6 +175,53 @@ struct ServeArgs {
     /// the admin key (`admin`).
     #[arg(long, env = "CARCASSONNE_REGISTRATION", value_enum, default_value = "open")]
     registration: carcassonne::players::Registration,
+    #[command(flatten)]
+    connections: ConnectionArgs,
+}
+
+/// What the server allows its connections and streams.
+#[derive(clap::Args)]
+struct ConnectionArgs {
+    /// Connections open at once; one more is closed as soon as it is
+    /// accepted. Lowered at start to fit under the limit of open files
+    /// (whose soft limit the server raises to the hard one).
+    #[arg(long, env = "CARCASSONNE_MAX_CONNECTIONS", default_value_t = 10_000,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_connections: u64,
+    /// Seconds a new connection may take to start its first request
+    /// before it is closed.
+    #[arg(long, env = "CARCASSONNE_FIRST_REQUEST_TIMEOUT", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=3600))]
+    first_request_timeout: u64,
+    /// Seconds a connection may stay with no call in flight (an open
+    /// stream is one) before it is closed.
+    #[arg(long, env = "CARCASSONNE_IDLE_TIMEOUT", default_value_t = 120,
+          value_parser = clap::value_parser!(u64).range(1..=86_400))]
+    idle_timeout: u64,
+    /// Streaming calls (watches, replays, exports, event streams) open at
+    /// once on the whole server; more get RESOURCE_EXHAUSTED
+    /// (TOO_MANY_STREAMS).
+    #[arg(long, env = "CARCASSONNE_MAX_STREAMS", default_value_t = 4096,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_streams: u64,
+    /// Streaming calls open at once on one connection.
+    #[arg(long, env = "CARCASSONNE_MAX_STREAMS_PER_CONNECTION", default_value_t = 256,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    max_streams_per_connection: u64,
+}
+
+impl ConnectionArgs {
+    fn limits(&self) -> server::ConnectionLimits {
+        let count = |n: u64| usize::try_from(n).unwrap_or(usize::MAX);
+        server::ConnectionLimits {
+            max_connections: count(self.max_connections),
+            first_request_timeout: std::time::Duration::from_secs(self.first_request_timeout),
+            idle_timeout: std::time::Duration::from_secs(self.idle_timeout),
+            max_streaming_calls: count(self.max_streams),
+            max_streaming_calls_per_connection: count(self.max_streams_per_connection),
+            ..server::ConnectionLimits::default()
+        }
+    }
 }
 
 /// The admin key: from the file given, else from CARCASSONNE_ADMIN_KEY.
@@ -229,6 +276,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
                 postgres_connections: args.store_connections,
                 ..carcassonne_store::StoreConfig::default()
             },
+            connections: args.connections.limits(),
             ..ServerConfig::default()
         };
         let listener = tokio::net::TcpListener::bind(args.addr)

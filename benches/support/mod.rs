@@ -9,6 +9,7 @@ pub mod child;
 pub mod games;
 #[allow(dead_code)]
 pub mod stats;
+#[allow(dead_code)]
 pub mod verdict;
 
 use std::net::SocketAddr;
@@ -30,6 +31,7 @@ pub fn env<T: FromStr>(name: &str, default: T) -> T {
 
 /// The store durability named by the environment variable `name`
 /// (`flush`, `written` or `none`; `flush` if unset).
+#[allow(dead_code)]
 pub fn durability(name: &str) -> carcassonne_store::Durability {
     use carcassonne_store::Durability;
     match env(name, "flush".to_owned()).as_str() {

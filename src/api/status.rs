@@ -143,6 +143,10 @@ pub enum ApiError {
     TooManyChallenges(usize),
     #[error("{0}")]
     Exhausted(String),
+    /// A streaming call (a watch, a replay, an export) past the streams
+    /// open at once on the caller's connection or on the whole server.
+    #[error("{}", too_many_streams(*.per_connection, *.limit))]
+    TooManyStreams { per_connection: bool, limit: usize },
     #[error("the server is shutting down")]
     ShuttingDown,
     #[error("the stored game is damaged: {0}")]
@@ -156,6 +160,18 @@ pub enum ApiError {
     /// later. The message is logged; the client sees a generic one.
     #[error("internal error")]
     Internal(String),
+}
+
+/// The message of [`ApiError::TooManyStreams`].
+fn too_many_streams(per_connection: bool, limit: usize) -> String {
+    if per_connection {
+        format!(
+            "this connection already has {limit} streams open (watches, replays, exports), the most \
+             one connection may: end one first, or open this one on another connection"
+        )
+    } else {
+        format!("the server has {limit} streams open, the most it serves at once: try again later")
+    }
 }
 
 impl ApiError {
@@ -228,6 +244,7 @@ impl ApiError {
             }
             ApiError::TooManyChallenges(_) => (Code::ResourceExhausted, "TOO_MANY_CHALLENGES"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
+            ApiError::TooManyStreams { .. } => (Code::ResourceExhausted, "TOO_MANY_STREAMS"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
             ApiError::StorageUnavailable(_) => (Code::Unavailable, "STORAGE_UNAVAILABLE"),
@@ -275,6 +292,14 @@ impl ApiError {
             }
             ApiError::RequestTooLarge { limit, .. } => {
                 metadata.insert("limit".to_owned(), limit.to_string());
+            }
+            ApiError::TooManyStreams {
+                per_connection,
+                limit,
+            } => {
+                metadata.insert("limit".to_owned(), limit.to_string());
+                let scope = if *per_connection { "connection" } else { "server" };
+                metadata.insert("scope".to_owned(), scope.to_owned());
             }
             _ => {}
         }

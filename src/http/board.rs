@@ -4,8 +4,9 @@
 //! game `spectator_delay` events behind, a seat's token shows it all).
 //!
 //! A version's picture never changes, so a named version is cached for a
-//! year: publicly when a spectator may see it, privately when only a
-//! seat's token showed it. Without a version the picture is the latest
+//! year: publicly when any spectator may see it and it was asked without
+//! a token, privately otherwise (a sealed game, a version past the
+//! spectator delay, anything asked with a token). Without a version the picture is the latest
 //! the caller may see, revalidated each time by its ETag. PNGs are
 //! drawn on blocking threads, a few at a time (PNGs fewer still), so that
 //! a burst of renders never stalls other calls.
@@ -169,13 +170,17 @@ async fn picture(
         format.extension(),
         env!("CARGO_PKG_VERSION")
     );
-    let private = headers.contains_key(http::header::AUTHORIZATION);
-    let cache = match (asked.is_some(), at.public) {
+    // Public only what any spectator may see, asked without a token: a
+    // sealed game, a version past the spectator delay and every answer to
+    // a token stay out of shared caches.
+    let public = at.public && !headers.contains_key(http::header::AUTHORIZATION);
+    let cache = match (asked.is_some(), public) {
         // A version never changes.
         (true, true) => "public, max-age=31536000, immutable",
         (true, false) => "private, max-age=31536000, immutable",
-        (false, _) if private => "private, no-cache",
-        (false, _) => "no-cache",
+        // The latest version changes with the game.
+        (false, true) => "no-cache",
+        (false, false) => "private, no-cache",
     };
     let cached = [
         (http::header::ETAG, etag.clone()),

@@ -23,9 +23,8 @@ use std::sync::Arc;
 use axum::Router;
 use axum::routing::get;
 use http::HeaderValue;
-use tower_http::set_header::SetResponseHeaderLayer;
 
-pub use self::grpc_web::GrpcWebOrHttpLayer;
+pub use self::grpc_web::{GrpcWebOrHttpLayer, is_grpc};
 use crate::games::Games;
 use crate::server::{GameService, TournamentService, WatchService};
 
@@ -63,8 +62,8 @@ impl Http {
 /// What the page may load: its own files and answers only (no inline
 /// script, nothing from elsewhere), pictures also from `data:` and `blob:`
 /// URLs (the record's download), no plugins, and no framing by other
-/// sites. On every answer, so that a picture or JSON opened on its own is
-/// as confined as the page.
+/// sites. On every answer ([`SecurityHeadersLayer`]), so that a picture
+/// or JSON opened on its own is as confined as the page.
 const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data: blob:; \
      object-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'self'";
 
@@ -103,18 +102,108 @@ pub fn router(http: Arc<Http>) -> Router {
         .route("/games/{id}/board.png", get(board::png))
         .with_state(http)
         .layer(tower_http::compression::CompressionLayer::new().compress_when(worth_compressing))
-        .layer(SetResponseHeaderLayer::overriding(
-            http::header::CONTENT_SECURITY_POLICY,
-            HeaderValue::from_static(CONTENT_SECURITY_POLICY),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            http::header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            http::header::REFERRER_POLICY,
-            HeaderValue::from_static("same-origin"),
-        ))
+}
+
+/// Whether the route of `path` streams (an event stream or an archive's
+/// download): `server::streams` bounds these. Every event stream's route
+/// ends in `/watch`.
+pub fn streams(path: &str) -> bool {
+    path.starts_with("/api/") && (path.ends_with("/watch") || path.ends_with("/archive"))
+}
+
+/// A failed call's HTTP answer (its JSON error), for a layer that refuses
+/// a request before its route.
+pub fn failed(status: tonic::Status) -> axum::response::Response {
+    use axum::response::IntoResponse as _;
+    error::Failed(status).into_response()
+}
+
+/// The security headers of every answer (the page, JSON, pictures, event
+/// streams, gRPC, 404s, CORS preflights): a layer around the whole
+/// server, so that no answer lacks them.
+const SECURITY_HEADERS: [(http::HeaderName, &str); 3] = [
+    (http::header::CONTENT_SECURITY_POLICY, CONTENT_SECURITY_POLICY),
+    (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (http::header::REFERRER_POLICY, "same-origin"),
+];
+
+/// The layer of [`SecurityHeaders`].
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SecurityHeadersLayer;
+
+impl<S> tower::Layer<S> for SecurityHeadersLayer {
+    type Service = SecurityHeaders<S>;
+
+    fn layer(&self, inner: S) -> SecurityHeaders<S> {
+        SecurityHeaders { inner }
+    }
+}
+
+/// Sets [`SECURITY_HEADERS`] on every answer.
+#[derive(Debug, Clone)]
+pub struct SecurityHeaders<S> {
+    inner: S,
+}
+
+impl<S, Req, B> tower::Service<Req> for SecurityHeaders<S>
+where
+    S: tower::Service<Req, Response = http::Response<B>>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<B>;
+    type Error = S::Error;
+    type Future =
+        std::pin::Pin<Box<dyn std::future::Future<Output = Result<http::Response<B>, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut std::task::Context<'_>) -> std::task::Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        let response = self.inner.call(request);
+        Box::pin(async move {
+            let mut response = response.await?;
+            for (name, value) in SECURITY_HEADERS {
+                response
+                    .headers_mut()
+                    .insert(name, HeaderValue::from_static(value));
+            }
+            Ok(response)
+        })
+    }
+}
+
+/// CORS for pages of other origins, which call the JSON API and gRPC
+/// (grpc-web) as the page does: any origin, never with credentials (the
+/// server has no cookies: a caller proves who it is with a bearer token
+/// in `Authorization`, which a page must set itself), the request headers
+/// those calls need, and the gRPC status headers exposed, so that a page
+/// reads a failed call's code and reason.
+pub fn cors() -> tower_http::cors::CorsLayer {
+    use http::{HeaderName, Method};
+    use tower_http::cors::{AllowOrigin, CorsLayer};
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::any())
+        .allow_methods([Method::GET, Method::HEAD, Method::POST])
+        .allow_headers([
+            http::header::AUTHORIZATION,
+            http::header::CONTENT_TYPE,
+            http::header::ACCEPT,
+            http::header::IF_NONE_MATCH,
+            HeaderName::from_static("last-event-id"),
+            HeaderName::from_static("x-grpc-web"),
+            HeaderName::from_static("x-user-agent"),
+            HeaderName::from_static("grpc-timeout"),
+            HeaderName::from_static("grpc-accept-encoding"),
+            HeaderName::from_static("grpc-encoding"),
+        ])
+        .expose_headers([
+            HeaderName::from_static("grpc-status"),
+            HeaderName::from_static("grpc-message"),
+            HeaderName::from_static("grpc-status-details-bin"),
+            http::header::ETAG,
+        ])
+        .max_age(std::time::Duration::from_secs(2 * 60 * 60))
 }
 
 /// The request's `Authorization` header as gRPC metadata on `message`:

@@ -80,8 +80,9 @@ pub struct AtVersion {
     pub now: Arc<Loaded>,
     /// The stored seq asked for (or, when none was, the last visible one).
     pub seq: u64,
-    /// Whether a spectator may see it too, so that what it shows does not
-    /// depend on a token.
+    /// Whether a spectator may see it too (the game is not sealed, and the
+    /// version is not past the spectator delay), so that what it shows
+    /// does not depend on a token.
     pub public: bool,
 }
 
@@ -115,7 +116,8 @@ pub fn at_version(
     let visible = visible_version(Audience::of(games, id, token, &now)?, &now);
     let seq = seq.unwrap_or(visible);
     within_visible("version", seq, visible)?;
-    let public = seq <= visible_version(Audience::Spectator, &now);
+    // A sealed game is no spectator's, whatever the version.
+    let public = !games.sealed(id, &now) && seq <= visible_version(Audience::Spectator, &now);
     Ok(AtVersion { now, seq, public })
 }
 

@@ -1,5 +1,6 @@
 //! The gRPC server and its life cycle, in the manner of mini-redis: one
-//! listener, limits on messages, streams and calls in flight, errors that
+//! listener, limits on connections (`connections`), messages, streams
+//! (`streams`) and calls in flight, errors that
 //! stay with their call, and a graceful shutdown on a signal: stop
 //! accepting, finish the calls in flight (their appends are durable before
 //! they answer), close the store.
@@ -8,6 +9,7 @@ pub mod admin;
 pub(crate) mod audience;
 pub mod audit;
 mod challenge_service;
+pub mod connections;
 mod feed;
 mod game_service;
 mod game_watch;
@@ -17,6 +19,7 @@ mod liveness;
 mod player_service;
 mod player_stream;
 pub(crate) mod request;
+mod streams;
 mod tournament_service;
 mod watch_service;
 
@@ -26,9 +29,9 @@ use std::sync::Arc;
 
 use carcassonne_store::{EventStore, PgStore, SledStore, StoreConfig};
 use tokio::net::TcpListener;
-use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 
+pub use self::connections::Limits as ConnectionLimits;
 pub use self::game_service::GameService;
 pub use self::intake::request_limit;
 pub use self::tournament_service::TournamentService;
@@ -125,6 +128,8 @@ pub struct ServerConfig {
     pub registration: crate::players::Registration,
     /// How the server plays its games' bot seats.
     pub bots: crate::games::bot_seats::BotConfig,
+    /// Connections and streams: how many, how long idle.
+    pub connections: ConnectionLimits,
 }
 
 impl Default for ServerConfig {
@@ -141,6 +146,7 @@ impl Default for ServerConfig {
             admin_key: None,
             registration: crate::players::Registration::Open,
             bots: crate::games::bot_seats::BotConfig::default(),
+            connections: ConnectionLimits::default(),
         }
     }
 }
@@ -182,19 +188,6 @@ pub enum ServerError {
     /// must say so.
     #[error("the server stopped, but not cleanly: {0}")]
     UncleanShutdown(String),
-}
-
-/// Accepted connections, with Nagle's algorithm off: small gRPC frames
-/// must not wait for the peer's delayed acknowledgement (40 ms).
-fn incoming(
-    listener: TcpListener,
-) -> impl tokio_stream::Stream<Item = std::io::Result<tokio::net::TcpStream>> {
-    use tokio_stream::StreamExt as _;
-    TcpListenerStream::new(listener).map(|accepted| {
-        let stream = accepted?;
-        stream.set_nodelay(true)?;
-        Ok(stream)
-    })
 }
 
 /// Logs to standard error, at the level of `RUST_LOG` (default `info`), in
@@ -422,6 +415,7 @@ pub async fn serve_with_ready(
         // PostgreSQL is backed up with its own tools (pg_dump, base backups).
         Backend::Postgres(_) => None,
     };
+    let cap = connection_cap(&config);
     let place = backend.describe(&config);
     match listener.local_addr() {
         Ok(addr) => {
@@ -452,24 +446,46 @@ pub async fn serve_with_ready(
             .merge(http)
             .fallback(crate::http::fallback),
     );
+    let limits = &config.connections;
+    let streams = streams::StreamLimitLayer(Arc::new(streams::StreamLimits::new(
+        streams::streaming_methods(&[
+            proto::FILE_DESCRIPTOR_SET,
+            tonic_health::pb::FILE_DESCRIPTOR_SET,
+            tonic_reflection::pb::v1::FILE_DESCRIPTOR_SET,
+            tonic_reflection::pb::v1alpha::FILE_DESCRIPTOR_SET,
+        ]),
+        limits.max_streaming_calls,
+        limits.max_streaming_calls_per_connection,
+    )));
+    let incoming = connections::Incoming::new(
+        listener,
+        cap,
+        connections::Timeouts {
+            first_request: limits.first_request_timeout,
+            idle: limits.idle_timeout,
+        },
+    );
     // Browsers speak grpc-web (and plain HTTP) over HTTP/1.1 on the same
-    // port, with CORS.
+    // port, with CORS. The first layer is the outermost.
     Server::builder()
         .accept_http1(true)
-        .layer(tower_http::cors::CorsLayer::very_permissive().expose_headers([
-            // A page on another origin must read a failed call's status.
-            http::HeaderName::from_static("grpc-status"),
-            http::HeaderName::from_static("grpc-message"),
-            http::HeaderName::from_static("grpc-status-details-bin"),
-        ]))
+        .http2_keepalive_interval(Some(limits.keepalive_interval))
+        .http2_keepalive_timeout(Some(limits.keepalive_timeout))
+        // Every request counts as in flight on its connection, CORS
+        // preflights included: an idle connection is closed.
+        .layer(connections::ActivityLayer)
+        .layer(crate::http::SecurityHeadersLayer)
+        .layer(crate::http::cors())
         // grpc-web for gRPC's requests; the HTTP routes' go past it.
         .layer(crate::http::GrpcWebOrHttpLayer)
+        // Inside grpc-web, so that its refusals are translated too.
+        .layer(streams)
         // Inside grpc-web, so that it sees every request as gRPC.
         .layer(intake::IntakeLayer)
         .max_concurrent_streams(config.max_streams_per_connection)
         .concurrency_limit_per_connection(config.max_calls_per_connection)
         .add_routes(routes)
-        .serve_with_incoming_shutdown(incoming(listener), shutdown)
+        .serve_with_incoming_shutdown(incoming, shutdown)
         .await?;
     // Every call has answered, and the timekeeper has stored the timeouts
     // it was storing, so every append is durable: closing makes sled
@@ -572,6 +588,34 @@ impl Backend {
             Backend::Postgres(_) => Ok(()),
         }
     }
+}
+
+/// The connections to allow at once: the configured cap, under the
+/// open-file limit (raised first to its hard limit) by what the server
+/// keeps open besides, PostgreSQL's connections included.
+fn connection_cap(config: &ServerConfig) -> usize {
+    let open_files = connections::raise_open_file_limit();
+    let store_files = if config.postgres.is_some() {
+        u64::from(config.store.postgres_connections)
+    } else {
+        0
+    };
+    let cap = connections::connection_cap(config.connections.max_connections, open_files, store_files);
+    if cap < config.connections.max_connections {
+        tracing::warn!(
+            cap,
+            open_files,
+            configured = config.connections.max_connections,
+            "fewer connections than configured: the limit of open files allows no more"
+        );
+    }
+    tracing::info!(
+        connections = cap,
+        streams = config.connections.max_streaming_calls,
+        streams_per_connection = config.connections.max_streaming_calls_per_connection,
+        "limits"
+    );
+    cap
 }
 
 /// This node's name among the nodes of one database: its host's name and

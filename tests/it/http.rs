@@ -21,6 +21,7 @@ use crate::support::{
     TestServer, create, delayed_request, export_request, game, game_at, new_game, play, play_step,
     play_to_end, start, watch, watch_request, with_token,
 };
+use crate::tournaments::tournament_request;
 
 /// An HTTP answer, read whole.
 pub struct Answer {
@@ -606,6 +607,19 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
             at_visible.header("cache-control"),
             "public, max-age=31536000, immutable"
         );
+        // The same version asked with a seat's token: the same picture,
+        // but an answer to a token is for no shared cache.
+        let seat_visible = picture(
+            &server,
+            &format!("{board}.{format}?version={visible}"),
+            &[("authorization", &seat)],
+        )
+        .await;
+        assert_eq!(seat_visible.body, at_visible.body);
+        assert_eq!(
+            seat_visible.header("cache-control"),
+            "private, max-age=31536000, immutable"
+        );
         let beyond = picture(&server, &format!("{board}.{format}?version={}", visible + 1), &[]).await;
         let grpc = game_at(&mut w, &name, visible + 1).await.unwrap_err();
         assert_eq!((beyond.status, grpc.code()), (400, tonic::Code::InvalidArgument));
@@ -686,6 +700,59 @@ async fn board_pictures_show_what_the_grpc_reads_show_with_their_caching_headers
         assert_eq!(latest.body, end.body);
     }
     server.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_games_pictures_are_private_to_its_seats() {
+    // Given a duplicate-bag tournament's game, sealed while its round runs
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Boss").await;
+    let names = ["Ada", "Brun", "Cleo", "Dora"];
+    let mut keys = Vec::new();
+    for name in names {
+        keys.push(register(&server, name).await);
+    }
+    let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+    // Nobody acts, and the clock allows ten minutes: the round runs on.
+    let request = proto::CreateTournamentRequest {
+        duplicate_bags: true,
+        rounds: 1,
+        time_control: Some(proto::TimeControl {
+            decision_ms: 600_000,
+            on_timeout: proto::TimeoutRule::Forfeit as i32,
+            ..Default::default()
+        }),
+        ..tournament_request("http-sealed-pictures", &names)
+    };
+    let tournament = tournaments_client(&server)
+        .await
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let table = &tournament.paired_rounds[0].tables[0];
+    let game = &table.games[0].game;
+    let player = table.players[0].strip_prefix("players/").unwrap();
+    let key = &keys[names.iter().position(|n| *n == player).unwrap()];
+    let seat = bearer(key);
+    let board = format!("/games/{}/board", id(game));
+    for format in ["svg", "png"] {
+        // When a spectator asks for its picture
+        let spectator = picture(&server, &format!("{board}.{format}?version=1"), &[]).await;
+        // Then it is refused
+        assert_eq!(spectator.reason(), "GAME_SEALED");
+        // And when one of its seats asks, for a version and for the latest
+        for path in [format!("{board}.{format}?version=1"), format!("{board}.{format}")] {
+            let own = picture(&server, &path, &[("authorization", &seat)]).await;
+            // Then the seat sees it, for no shared cache to keep
+            assert_eq!(own.status, 200, "{path}: {}", own.text());
+            let cache = own.header("cache-control");
+            assert!(cache.starts_with("private"), "{path}: {cache}");
+            assert!(!cache.contains("public"), "{path}: {cache}");
+        }
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -11,8 +11,10 @@ mod bots;
 mod challenges;
 mod cli;
 mod clocks;
+mod connections;
 mod edge;
 mod fuzz;
+mod headers;
 mod house_bots;
 mod http;
 #[path = "../../crates/store/tests/it/pg.rs"]

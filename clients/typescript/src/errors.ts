@@ -33,8 +33,9 @@
 // - ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED,
 //   NAME_TAKEN (metadata `name`: names are unique regardless of case).
 // - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
-//   `limit`). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client
-//   retries UNAVAILABLE).
+//   `limit`), TOO_MANY_STREAMS (metadata `limit` and `scope`: too many
+//   streams open on the connection or on the server). UNAVAILABLE:
+//   SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client retries UNAVAILABLE).
 // - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 // Connect-ES parses the Status into `ConnectError.details` and decodes a
 // detail given its message descriptor. ErrorInfo is not among the
@@ -72,6 +73,7 @@ export const Reason = {
   GAME_ALREADY_CREATED: "GAME_ALREADY_CREATED",
   REQUEST_ID_REUSED: "REQUEST_ID_REUSED",
   REQUEST_TOO_LARGE: "REQUEST_TOO_LARGE",
+  TOO_MANY_STREAMS: "TOO_MANY_STREAMS",
   PLAYER_NOT_FOUND: "PLAYER_NOT_FOUND",
   NAME_TAKEN: "NAME_TAKEN",
   REGISTRATION_CLOSED: "REGISTRATION_CLOSED",
