@@ -73,6 +73,19 @@ impl WatchService {
     }
 }
 
+#[cfg(test)]
+impl WatchService {
+    /// How many server streams follow the shared classification now.
+    pub(crate) fn server_stream_followers(&self) -> usize {
+        self.lobby.followers()
+    }
+
+    /// Events the shared classification classified so far.
+    pub(crate) fn server_stream_events_classified(&self) -> u64 {
+        self.lobby.classified()
+    }
+}
+
 pub(super) fn keep_alive(millis: u32) -> Result<Duration, ApiError> {
     match millis {
         0 => Ok(Duration::from_millis(15_000)),

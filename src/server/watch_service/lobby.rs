@@ -136,10 +136,11 @@ impl Facts {
 pub struct Lobby {
     games: Arc<Games>,
     stopping: watch::Receiver<bool>,
-    /// The shared task's broadcast while it runs. Receivers are only made
-    /// under this lock, and the task stops under it once none is left, so
-    /// a stream never joins a task that is stopping.
-    running: Mutex<Option<broadcast::Sender<Broadcast>>>,
+    /// The shared task's broadcast while it runs (the task holds the one
+    /// sender: when it ends, for whatever reason, the broadcast closes).
+    /// Receivers are only made under this lock, and the task stops under
+    /// it once none is left, so a stream never joins a task that stops.
+    running: Mutex<Option<broadcast::WeakSender<Broadcast>>>,
     /// What is known of the games met lately, by the shared task and by
     /// catch-ups.
     known: Mutex<LruCache<GameId, Facts>>,
@@ -169,9 +170,14 @@ impl Lobby {
         &self.games
     }
 
-    fn running(&self) -> MutexGuard<'_, Option<broadcast::Sender<Broadcast>>> {
+    fn running(&self) -> MutexGuard<'_, Option<broadcast::WeakSender<Broadcast>>> {
         // A plain sender: a panic elsewhere cannot leave it half-updated.
         self.running.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// The running task's sender, if it runs.
+    fn sender(running: &Option<broadcast::WeakSender<Broadcast>>) -> Option<broadcast::Sender<Broadcast>> {
+        running.as_ref().and_then(broadcast::WeakSender::upgrade)
     }
 
     fn known(&self) -> MutexGuard<'_, LruCache<GameId, Facts>> {
@@ -186,7 +192,7 @@ impl Lobby {
     /// receiver is closed.
     pub fn subscribe(self: &Arc<Lobby>) -> broadcast::Receiver<Broadcast> {
         let mut running = self.running();
-        if let Some(sender) = running.as_ref() {
+        if let Some(sender) = Lobby::sender(&running) {
             return sender.subscribe();
         }
         let (sender, receiver) = broadcast::channel(CHANGES_HELD);
@@ -198,7 +204,7 @@ impl Lobby {
         let store = self.games.store();
         let events = store.subscribe_all();
         let position = store.last_position();
-        *running = Some(sender.clone());
+        *running = Some(sender.downgrade());
         tokio::spawn(tracing::Instrument::instrument(
             self.clone().run(sender, events, position),
             tracing::debug_span!("server_stream_changes"),
@@ -209,9 +215,7 @@ impl Lobby {
     /// How many streams follow the shared task now.
     #[cfg(test)]
     pub fn followers(&self) -> usize {
-        self.running()
-            .as_ref()
-            .map_or(0, broadcast::Sender::receiver_count)
+        Lobby::sender(&self.running()).map_or(0, |sender| sender.receiver_count())
     }
 
     /// Events the shared task classified so far.
@@ -232,10 +236,15 @@ impl Lobby {
         if sender.receiver_count() > 0 {
             return false;
         }
-        if running.as_ref().is_some_and(|s| s.same_channel(sender)) {
+        Lobby::forget(&mut running, sender);
+        true
+    }
+
+    /// Forgets the task of `sender`, if it is the one running.
+    fn forget(running: &mut Option<broadcast::WeakSender<Broadcast>>, sender: &broadcast::Sender<Broadcast>) {
+        if Lobby::sender(running).is_some_and(|s| s.same_channel(sender)) {
             *running = None;
         }
-        true
     }
 
     /// The shared task: classifies every event after `position` once, as
@@ -280,10 +289,7 @@ impl Lobby {
                 Err(RecvError::Closed) => break,
             }
         }
-        let mut running = self.running();
-        if running.as_ref().is_some_and(|s| s.same_channel(&sender)) {
-            *running = None;
-        }
+        Lobby::forget(&mut self.running(), &sender);
     }
 
     /// Classifies the stored events after `position` up to the store's
