@@ -41,9 +41,9 @@ pub type Broadcast = Result<Arc<proto::ServerEvent>, Arc<ApiError>>;
 /// further behind is told it fell behind. A game makes three.
 const CHANGES_HELD: usize = 1024;
 
-/// Running games the shared task keeps folded (about 16 KB each, once for
-/// the server); past it, the least recently changed one is folded again
-/// from the store when it changes next.
+/// Running games the shared task keeps folded (a few KB each, more as a
+/// board grows; once for the server); past it, the least recently changed
+/// one is folded again from the store when it changes next.
 const FOLLOWED_GAMES: usize = 4096;
 
 /// Games whose [`Facts`] are kept (about 150 bytes each, once for the
