@@ -29,6 +29,11 @@
 //!    created games (one watcher each). Client buffers are in this process,
 //!    not in the figures.
 //!
+//! 4. Server streams: what an open, unread WatchServer stream and
+//!    `/api/server/watch` SSE stream cost the real binary while
+//!    `WATCH_LOBBY_GAMES` games run, and what they cost once cancelled
+//!    (`watch/server_streams.rs` says how).
+//!
 //! Environment (defaults in brackets): `WATCH_WATCHERS` [1000],
 //! `WATCH_CHANNELS` [16], `WATCH_PAUSE_MS` [0] (the bot's pause between
 //! actions; 0 plays flat out), `WATCH_REPLAY_RUNS` [15],
@@ -39,11 +44,17 @@
 //! `TMPDIR`. `WATCH_REPLAY_RUNS=0` skips the replay, `WATCH_MEM_WATCHERS=0`
 //! and `WATCH_MEM_GAMES=0` their part of the memory (both: the child
 //! server), to measure the fan-out alone on a busy machine.
+//! `WATCH_LOBBY_GAMES` [300], `WATCH_LOBBY_STREAMS` [1500] (of each kind,
+//! opened in 3 batches), `WATCH_LOBBY_ROUNDS` [3] (rounds of play measured
+//! before the streams and after their cancellation);
+//! `WATCH_LOBBY_STREAMS=0` skips the server streams.
 
 // A bench: a failure should stop it loudly, and clippy's
 // `allow-unwrap-in-tests` does not cover benches.
 #![allow(clippy::unwrap_used)]
 
+#[path = "watch/server_streams.rs"]
+mod server_streams;
 mod support;
 
 use std::net::SocketAddr;
@@ -68,6 +79,10 @@ use tonic::{Request, Response, Status};
 
 const LATENCY_P99_TARGET: Duration = Duration::from_millis(20);
 const REPLAY_RATIO_TARGET: f64 = 0.25;
+/// The most an open server stream may cost, whatever the server holds.
+const SERVER_STREAM_BYTES_TARGET: f64 = 64.0 * 1024.0;
+/// The server streams' target is stated with this many games running.
+const SERVER_STREAMS_SIZE: Option<(u64, &str)> = Some((300, "games"));
 
 struct Settings {
     watchers: usize,
@@ -76,6 +91,9 @@ struct Settings {
     replay_runs: usize,
     mem_watchers: usize,
     mem_games: usize,
+    lobby_games: usize,
+    lobby_streams: usize,
+    lobby_rounds: usize,
     threads: usize,
     durability: Durability,
 }
@@ -90,6 +108,9 @@ impl Settings {
             replay_runs: env("WATCH_REPLAY_RUNS", 15),
             mem_watchers: env("WATCH_MEM_WATCHERS", 1000),
             mem_games: env("WATCH_MEM_GAMES", 1000),
+            lobby_games: env("WATCH_LOBBY_GAMES", 300),
+            lobby_streams: env("WATCH_LOBBY_STREAMS", 1500),
+            lobby_rounds: env("WATCH_LOBBY_ROUNDS", 3).max(1),
             threads: env("WATCH_THREADS", cores),
             durability: support::durability("WATCH_DURABILITY"),
         };
@@ -550,6 +571,19 @@ async fn run(settings: Settings) {
     let _ = stop.send(());
     server.await.unwrap().unwrap();
     let mem = memory(&settings).await;
+    let lobby = if settings.lobby_streams == 0 {
+        None
+    } else {
+        Some(
+            server_streams::measure(
+                settings.lobby_games,
+                settings.lobby_streams,
+                settings.lobby_rounds,
+                settings.channels,
+            )
+            .await,
+        )
+    };
 
     println!();
     println!(
@@ -655,6 +689,9 @@ async fn run(settings: Settings) {
             &verdict.to_string(),
         );
     }
+    if let Some(lobby) = &lobby {
+        print_server_streams(lobby, &line);
+    }
     let Some(mem) = &mem else { return };
     let bytes = |measured: bool, value: f64| {
         if measured {
@@ -678,6 +715,94 @@ async fn run(settings: Settings) {
     line(
         "server bytes per watched game (1 watcher)",
         bytes(mem.games > 0, mem.per_watched_game),
+        "",
+        "",
+    );
+}
+
+fn print_server_streams(lobby: &server_streams::ServerStreams, line: &impl Fn(&str, String, &str, &str)) {
+    let kib = |bytes: f64| format!("{:.1} KiB", bytes / 1024.0);
+    let batches = |figures: &[f64]| {
+        figures
+            .iter()
+            .map(|&bytes| format!("{:.1}", bytes / 1024.0))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!(
+        "server streams: {} games running, {} streams of each kind opened unread in {} batches; \
+         child server RSS {:.1} MiB -> {:.1} MiB; per-stream KiB by batch: gRPC [{}], SSE [{}]",
+        lobby.games,
+        lobby.streams,
+        server_streams::BATCHES,
+        lobby.rss_start as f64 / 1048576.0,
+        lobby.rss_peak as f64 / 1048576.0,
+        batches(&lobby.per_grpc_batches),
+        batches(&lobby.per_sse_batches),
+    );
+    let target = Target {
+        size: SERVER_STREAMS_SIZE,
+        min_sample: server_streams::BATCHES,
+    };
+    for (label, per, figures) in [
+        (
+            "WatchServer bytes per open stream",
+            lobby.per_grpc,
+            &lobby.per_grpc_batches,
+        ),
+        (
+            "/api/server/watch bytes per open stream",
+            lobby.per_sse,
+            &lobby.per_sse_batches,
+        ),
+    ] {
+        let verdict = target.judge(
+            lobby.games as u64,
+            figures.len(),
+            per < SERVER_STREAM_BYTES_TARGET,
+        );
+        line(label, kib(per), "< 64 KiB", &verdict.to_string());
+    }
+    line("  (WatchServer: opening alone)", kib(lobby.open_grpc), "", "");
+    line(
+        "  (/api/server/watch: opening alone)",
+        kib(lobby.open_sse),
+        "",
+        "",
+    );
+    line(
+        "  (shared: first streams + classification)",
+        kib(lobby.shared),
+        "",
+        "",
+    );
+    line(
+        "  (a round's RSS growth without them)",
+        kib(lobby.round_growth),
+        "",
+        "",
+    );
+    line(
+        "idle CPU ms/s before streams",
+        format!("{:.1}", lobby.idle_before),
+        "",
+        "",
+    );
+    line(
+        "idle CPU ms/s after cancelling them",
+        format!("{:.1}", lobby.idle_after),
+        "",
+        "",
+    );
+    line(
+        "round CPU ms (no new game), before / after",
+        format!("{:.0} / {:.0}", lobby.round_cpu, lobby.round_cpu_after),
+        "",
+        "",
+    );
+    line(
+        "  ratio after / before",
+        format!("{:.2}", lobby.round_cpu_after / lobby.round_cpu.max(1.0)),
         "",
         "",
     );

@@ -29,6 +29,7 @@ use crate::proto::watch_game_response::Message as G;
 use crate::proto::watch_server_response::Message as S;
 use crate::proto::watch_service_server::WatchService as _;
 use crate::proto::{self, WatchGameResponse, WatchServerResponse, WatchTournamentResponse};
+use crate::server::WatchService;
 
 type Messages<T> = Pin<Box<dyn Stream<Item = Result<T, tonic::Status>> + Send>>;
 
@@ -118,15 +119,24 @@ pub async fn watch_server(
     headers: HeaderMap,
     RawQuery(raw): RawQuery,
 ) -> Result<Response, Failed> {
-    let params = query(raw.as_deref());
-    let from_position = resume_from(&headers, &params, "from_position")?;
+    server_events(&http.watch, &headers, raw.as_deref()).await
+}
+
+/// WatchServer's stream as it is (no task of its own: a page that goes
+/// drops it), its messages as events.
+async fn server_events(
+    watch: &WatchService,
+    headers: &HeaderMap,
+    raw_query: Option<&str>,
+) -> Result<Response, Failed> {
+    let params = query(raw_query);
+    let from_position = resume_from(headers, &params, "from_position")?;
     let request = proto::WatchServerRequest {
         from_position,
         keep_alive_ms: error::integer(&params, "keep_alive_ms")?.unwrap_or(0),
     };
-    let messages: Messages<WatchServerResponse> = http
-        .watch
-        .watch_server(grpc_request(&headers, request))
+    let messages: Messages<WatchServerResponse> = watch
+        .watch_server(grpc_request(headers, request))
         .await?
         .into_inner();
     Ok(events(messages, server_event_id, to_json).into_response())
@@ -265,4 +275,142 @@ fn events<T: Serialize + Send + 'static>(
         })
     });
     Sse::new(events)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use axum::routing::get;
+    use carcassonne_engine::{Rules, Seed, Setup};
+    use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    use tokio::net::TcpStream;
+
+    use super::*;
+    use crate::games::{Acting, Games, NewGame};
+
+    /// `/api/server/watch` of `watch` served over HTTP/1.1 on a loopback
+    /// port, as the server serves it.
+    async fn served(watch: Arc<WatchService>) -> std::net::SocketAddr {
+        let router = axum::Router::new().route(
+            "/api/server/watch",
+            get(move |headers: HeaderMap, RawQuery(raw): RawQuery| {
+                let watch = watch.clone();
+                async move { server_events(&watch, &headers, raw.as_deref()).await }
+            }),
+        );
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(
+            tonic::transport::Server::builder()
+                .accept_http1(true)
+                .add_routes(tonic::service::Routes::from(router))
+                .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
+        );
+        addr
+    }
+
+    /// A lobby page's stream: its answer's head read, its events not.
+    async fn lobby_page(addr: std::net::SocketAddr) -> TcpStream {
+        let mut connection = TcpStream::connect(addr).await.unwrap();
+        let request = format!("GET /api/server/watch HTTP/1.1\r\nHost: {addr}\r\n\r\n");
+        connection.write_all(request.as_bytes()).await.unwrap();
+        let mut head = Vec::new();
+        let mut byte = [0u8; 1];
+        while !head.ends_with(b"\r\n\r\n") {
+            assert_eq!(connection.read(&mut byte).await.unwrap(), 1);
+            head.push(byte[0]);
+        }
+        assert!(
+            head.starts_with(b"HTTP/1.1 200"),
+            "{}",
+            String::from_utf8_lossy(&head)
+        );
+        connection
+    }
+
+    /// Waits, without anything else happening meanwhile, until `done`.
+    async fn until(what: &str, mut done: impl FnMut() -> bool) {
+        for _ in 0..500 {
+            if done() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        panic!("{what}: not within 5 s");
+    }
+
+    /// A game of two guests in `games`, played `actions` actions; its
+    /// seats' tokens.
+    async fn played(games: &Games, id: &GameId, actions: usize) -> Vec<String> {
+        let setup = Setup {
+            rules: Rules::default(),
+            players: vec!["A".to_owned(), "B".to_owned()],
+            tiles: None,
+            seed: Some(Seed::from_u64(1)),
+            time_control: None,
+        };
+        let request = RequestId::new(format!("create-{id}")).unwrap();
+        let created = games.create(id, &request, NewGame::guests(setup, 0)).unwrap();
+        let tokens: Vec<String> = created.tokens.into_iter().flatten().collect();
+        act(games, id, &tokens, actions).await;
+        tokens
+    }
+
+    /// `actions` actions in game `id`, the first legal one each time.
+    async fn act(games: &Games, id: &GameId, tokens: &[String], actions: usize) {
+        for _ in 0..actions {
+            let loaded = games.load(id).unwrap();
+            let seat = loaded.game.pending().player().unwrap();
+            let command = loaded.game.legal_commands()[0];
+            let request = RequestId::new(format!("r{}", loaded.version)).unwrap();
+            let token = &tokens[usize::from(seat.0)];
+            let Acting::InFlight(written) = games.act(id, token, loaded.version, &request, &command).unwrap()
+            else {
+                panic!("a new request id is not a retry");
+            };
+            games.settle(written).await.unwrap();
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_lobby_page_that_leaves_takes_its_stream_and_its_work_along() {
+        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+        let games = Arc::new(Games::new(store, 16));
+        let (_stop, stopping) = tokio::sync::watch::channel(false);
+        let key = Arc::new(carcassonne_archive::SigningKey::from_secret_bytes([7; 32]));
+        let watch = Arc::new(WatchService::new(games.clone(), stopping, 16, key));
+        let addr = served(watch.clone()).await;
+        // Games running before the pages open: a stream would meet them
+        // mid-way and read them.
+        let mut running = Vec::new();
+        for n in 0..3 {
+            let id = GameId::new(format!("running-{n}")).unwrap();
+            let tokens = played(&games, &id, 3).await;
+            running.push((id, tokens));
+        }
+        let count = 10;
+        let mut pages = Vec::new();
+        for _ in 0..count {
+            pages.push(lobby_page(addr).await);
+        }
+        until("every page follows", || watch.server_stream_followers() == count).await;
+        // The pages close, without reading anything: their streams go, and
+        // the shared classification with the last one, before anything
+        // else happens.
+        drop(pages);
+        until("no page follows", || watch.server_stream_followers() == 0).await;
+        // Moves that change nothing the stream tells: nobody works on them.
+        let (folds, classified) = (games.folds(), watch.server_stream_events_classified());
+        for (id, tokens) in &running {
+            act(&games, id, tokens, 1).await;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        assert_eq!(
+            (games.folds(), watch.server_stream_events_classified()),
+            (folds, classified),
+            "work after the pages left"
+        );
+    }
 }

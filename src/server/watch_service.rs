@@ -3,24 +3,26 @@
 //! any version, and records for audits.
 //!
 //! A game's watchers share its live feed (`feed.rs`), each with a stream
-//! of its own (`game_watch.rs`). The server stream and replays run in a
-//! task each and write into a bounded channel to their client; a replay
-//! builds each step only once its client read the one before, and the
-//! server stream folds each game once, event by event, in a map of its own
-//! rather than the games' cache. Every read path shows a spectator the
-//! same version (`audience::visible_version`). Nothing
-//! waits for a slow reader: it lags in a broadcast, is told it fell behind,
-//! and ends; neither the game nor other watchers ever wait for it.
+//! of its own (`game_watch.rs`). The server streams share one task that
+//! classifies each stored event once for all of them (`lobby.rs`), each
+//! with a stream of its own (`server_watch.rs`); neither kind has a task
+//! per stream. A replay runs in a task and writes into a bounded channel
+//! to its client, building each step only once its client read the one
+//! before. Every read path shows a spectator the same version
+//! (`audience::visible_version`). Nothing waits for a slow reader: it lags
+//! in a broadcast, is told it fell behind, and ends; neither the game nor
+//! other watchers ever wait for it.
 
-use std::num::NonZeroUsize;
+mod lobby;
+mod server_watch;
+
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use carcassonne_store::{EventStore, GameId, StoredEvent};
-use lru::LruCache;
-use tokio::sync::{broadcast, mpsc};
+use carcassonne_store::{GameId, StoredEvent};
+use tokio::sync::mpsc;
 use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -34,16 +36,15 @@ use crate::api::version::{self, Start};
 use crate::api::view;
 use crate::games::stored::{Loaded, seat_of};
 use crate::games::{Games, store_error};
-use crate::proto::{self, watch_server_response as ws};
+use crate::proto;
 
 type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-/// Messages a stream may hold for a client that reads slowly.
-const CLIENT_BUFFER: usize = 64;
 
 pub struct WatchService {
     games: Arc<Games>,
     feeds: Arc<Feeds>,
+    /// What the server streams tell, classified once for all of them.
+    lobby: Arc<lobby::Lobby>,
     /// The server's key, which signs archives.
     key: Arc<carcassonne_archive::SigningKey>,
     /// Turns true when the server shuts down: every stream then ends, so
@@ -61,16 +62,27 @@ impl WatchService {
         key: Arc<carcassonne_archive::SigningKey>,
     ) -> WatchService {
         let feeds = Feeds::new(games.store().clone(), feed_capacity, stopping.clone());
+        let lobby = lobby::Lobby::new(games.clone(), stopping.clone());
         WatchService {
             games,
             feeds,
+            lobby,
             key,
             stopping,
         }
     }
+}
 
-    fn store(&self) -> Arc<dyn EventStore> {
-        self.games.store().clone()
+#[cfg(test)]
+impl WatchService {
+    /// How many server streams follow the shared classification now.
+    pub(crate) fn server_stream_followers(&self) -> usize {
+        self.lobby.followers()
+    }
+
+    /// Events the shared classification classified so far.
+    pub(crate) fn server_stream_events_classified(&self) -> u64 {
+        self.lobby.classified()
     }
 }
 
@@ -154,16 +166,8 @@ impl proto::watch_service_server::WatchService for WatchService {
         let r = request.into_inner();
         let every = keep_alive(r.keep_alive_ms)?;
         let start = version::position_start(r.from_position)?;
-        let store = self.store();
-        let live = store.subscribe_all();
-        let from = match start {
-            Start::Now => store.last_position(),
-            Start::After(position) => position,
-        };
-        let (tx, rx) = mpsc::channel(CLIENT_BUFFER);
-        let games = self.games.clone();
-        tokio::spawn(pump_server(tx, live, games, from, every, self.stopping.clone()));
-        Ok(Response::new(Box::pin(ReceiverStream::new(rx))))
+        let stream = server_watch::stream(self.lobby.clone(), start, every, self.stopping.clone());
+        Ok(Response::new(stream))
     }
 
     async fn replay_game(
@@ -469,433 +473,5 @@ impl Replay {
     }
 }
 
-/// Sends the server's game changes from `from` on: first from the store,
-/// then live.
-async fn pump_server(
-    tx: mpsc::Sender<Result<proto::WatchServerResponse, Status>>,
-    mut live: broadcast::Receiver<Arc<StoredEvent>>,
-    games: Arc<Games>,
-    mut position: u64,
-    every: Duration,
-    mut stopping: tokio::sync::watch::Receiver<bool>,
-) {
-    let message = |m: ws::Message| proto::WatchServerResponse { message: Some(m) };
-    let mut dashboard = Dashboard::new(games.clone());
-    // Where a client resumes after a keep-alive or falling behind: after
-    // the last change sent (or where it started), never the store's last
-    // position, which would tell a spectator when the hidden moves of a
-    // delayed game happen. Resuming there folds those events again.
-    let mut resume = position;
-    // Catch up from the store, a page at a time.
-    loop {
-        let (store, from) = (games.store().clone(), position + 1);
-        let page = match tokio::task::spawn_blocking(move || store.read_all(from, 1000)).await {
-            Ok(Ok(page)) => page,
-            Ok(Err(error)) => {
-                let _ = tx.send(Err(store_error(error).into())).await;
-                return;
-            }
-            Err(error) => {
-                let _ = tx.send(Err(ApiError::Internal(error.to_string()).into())).await;
-                return;
-            }
-        };
-        if page.is_empty() {
-            break;
-        }
-        for event in page {
-            position = event.position;
-            for change in dashboard.classify(&event).await {
-                if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
-                    return;
-                }
-                resume = position;
-            }
-        }
-    }
-    loop {
-        let next = tokio::select! {
-            next = live.recv() => next,
-            _ = stopping.changed() => return,
-            () = tokio::time::sleep(every) => {
-                if tx.send(Ok(message(ws::Message::KeepAlive(resume as i64)))).await.is_err() {
-                    return;
-                }
-                continue;
-            }
-        };
-        match next {
-            Ok(event) if event.position <= position => {}
-            Ok(event) => {
-                position = event.position;
-                for change in dashboard.classify(&event).await {
-                    if tx.send(Ok(message(ws::Message::Event(change)))).await.is_err() {
-                        return;
-                    }
-                    resume = position;
-                }
-            }
-            Err(broadcast::error::RecvError::Lagged(_)) => {
-                let _ = tx.send(Ok(message(ws::Message::FellBehind(resume as i64)))).await;
-                return;
-            }
-            Err(broadcast::error::RecvError::Closed) => return,
-        }
-    }
-}
-
-/// Games a server stream follows at once; past it, the least recently
-/// changed one is folded again from the store when it changes next.
-const DASHBOARD_GAMES: usize = 256;
-
-/// What a server stream knows of the running games it has seen: each
-/// game's state, folded one event at a time as the stream passes it (a
-/// game is read from the store only when the stream meets it mid-way), in
-/// a bounded map of the stream's own, never in the games' cache.
-struct Dashboard {
-    games: Arc<Games>,
-    followed: LruCache<GameId, Followed>,
-    /// The last opening seen: a game's opening and creation are one append,
-    /// so the creation that follows starts the game from it.
-    opening: Option<StoredEvent>,
-}
-
-struct Followed {
-    loaded: Loaded,
-    /// The version of the game's first player action, once made.
-    first_action: Option<u64>,
-    /// Whether the stream has said that the game started.
-    started_sent: bool,
-}
-
-impl Dashboard {
-    fn new(games: Arc<Games>) -> Dashboard {
-        let capacity = NonZeroUsize::new(DASHBOARD_GAMES).unwrap_or(NonZeroUsize::MIN);
-        Dashboard {
-            games,
-            followed: LruCache::new(capacity),
-            opening: None,
-        }
-    }
-
-    /// What an event means for the server's dashboard, as spectators may
-    /// see it: a game's opening creates it; its first player action starts
-    /// it, shown once spectators see that version (`spectator_delay`
-    /// events later, or when the game ends); its last event finishes it.
-    async fn classify(&mut self, event: &StoredEvent) -> Vec<proto::ServerEvent> {
-        use proto::GameChange as C;
-        let change = |change: C, version: u64| proto::ServerEvent {
-            position: event.position as i64,
-            name: format!("games/{}", event.game),
-            change: change as i32,
-            // The opening and the creation are one append: a game is created
-            // at version 1.
-            version: version::of_seq(version.max(2)),
-        };
-        if !crate::players::is_game_stream(&event.game) {
-            return Vec::new();
-        }
-        if event.seq == 1 {
-            self.opening = Some(event.clone());
-            return vec![change(C::Created, event.seq)];
-        }
-        let Some(followed) = self.follow(event).await else {
-            return Vec::new();
-        };
-        let mut changes = Vec::new();
-        let finished = followed.loaded.game.is_finished();
-        let delay = u64::from(followed.loaded.info.spectator_delay);
-        // A game that ends before its start may be seen is announced only
-        // as finished: both changes would share this event's position, and
-        // a client resuming after it would miss the second.
-        if let Some(first) = followed.first_action
-            && !followed.started_sent
-            && !finished
-            && event.seq >= first + delay
-        {
-            followed.started_sent = true;
-            changes.push(change(C::Started, first));
-        }
-        if finished {
-            changes.push(change(C::Finished, event.seq));
-            self.followed.pop(&event.game);
-        }
-        changes
-    }
-
-    /// The game with `event` folded in; `None` if it cannot be followed
-    /// (damage, reported to the game's own readers).
-    async fn follow(&mut self, event: &StoredEvent) -> Option<&mut Followed> {
-        let id = &event.game;
-        let known = self.followed.get(id).map(|f| f.loaded.version);
-        match known {
-            Some(version) if version >= event.seq => {}
-            Some(version) if version + 1 == event.seq => {
-                let followed = self.followed.get_mut(id)?;
-                if followed.loaded.advance(event).is_err() {
-                    self.followed.pop(id);
-                    return None;
-                }
-                if followed.first_action.is_none() && seat_of(event).is_some() {
-                    followed.first_action = Some(event.seq);
-                }
-            }
-            _ => {
-                let followed = match self.opening.take() {
-                    Some(opening) if event.seq == 2 && opening.game == *id => {
-                        let loaded = Loaded::start(&opening, event).ok()?;
-                        Followed {
-                            loaded,
-                            first_action: None,
-                            // Nothing to say yet.
-                            started_sent: false,
-                        }
-                    }
-                    _ => self.read(id, event.seq).await?,
-                };
-                self.followed.put(id.clone(), followed);
-            }
-        }
-        self.followed.get_mut(id)
-    }
-
-    /// A game met mid-way, folded from the store up to version `seq`.
-    async fn read(&self, id: &GameId, seq: u64) -> Option<Followed> {
-        let (games, id) = (self.games.clone(), id.clone());
-        tokio::task::spawn_blocking(move || {
-            let mut first_action = None;
-            let loaded = games
-                .fold_uncached(&id, Some(seq), |stored, _, _| {
-                    if first_action.is_none() && seat_of(stored).is_some() {
-                        first_action = Some(stored.seq);
-                    }
-                })
-                .ok()?;
-            let delay = u64::from(loaded.info.spectator_delay);
-            // Said already if the stream passed it, which it did unless
-            // this very event makes it visible.
-            let started_sent = first_action.is_some_and(|first| seq > first + delay);
-            Some(Followed {
-                loaded,
-                first_action,
-                started_sent,
-            })
-        })
-        .await
-        .ok()
-        .flatten()
-    }
-}
-
 #[cfg(test)]
-mod tests {
-    use carcassonne_engine::{Rules, Seed, Setup};
-    use carcassonne_store::{MemoryStore, RequestId};
-
-    use super::*;
-    use crate::games::{Acting, NewGame};
-
-    /// A game created in `games` and played `actions` actions (or to its
-    /// end), the first legal action each time; returns the version.
-    async fn played(games: &Games, id: &GameId, seed: u64, actions: usize) -> u64 {
-        played_with_delay(games, id, seed, actions, 0).await
-    }
-
-    /// [`played`], with spectators `spectator_delay` events behind.
-    async fn played_with_delay(
-        games: &Games,
-        id: &GameId,
-        seed: u64,
-        actions: usize,
-        spectator_delay: u32,
-    ) -> u64 {
-        let setup = Setup {
-            rules: Rules::default(),
-            players: vec!["A".to_owned(), "B".to_owned()],
-            tiles: None,
-            seed: Some(Seed::from_u64(seed)),
-            time_control: None,
-        };
-        let new = NewGame::guests(setup, spectator_delay);
-        let request = RequestId::new(format!("create-{id}")).unwrap();
-        let tokens: Vec<String> = games
-            .create(id, &request, new)
-            .unwrap()
-            .tokens
-            .into_iter()
-            .flatten()
-            .collect();
-        for _ in 0..actions {
-            let loaded = games.load(id).unwrap();
-            let Some(seat) = loaded.game.pending().player() else {
-                break;
-            };
-            let command = loaded.game.legal_commands()[0];
-            let request = RequestId::new(format!("r{}", loaded.version)).unwrap();
-            let token = &tokens[usize::from(seat.0)];
-            let Acting::InFlight(written) = games.act(id, token, loaded.version, &request, &command).unwrap()
-            else {
-                panic!("a new request id is not a retry");
-            };
-            games.settle(written).await.unwrap();
-        }
-        games.load(id).unwrap().version
-    }
-
-    /// Reads a server stream until its first keep-alive.
-    async fn changes(
-        games: &Arc<Games>,
-        from: u64,
-        stopping: tokio::sync::watch::Receiver<bool>,
-    ) -> Vec<proto::ServerEvent> {
-        let (tx, mut rx) = mpsc::channel(CLIENT_BUFFER);
-        let live = games.store().subscribe_all();
-        tokio::spawn(pump_server(
-            tx,
-            live,
-            games.clone(),
-            from,
-            Duration::from_millis(200),
-            stopping,
-        ));
-        let mut seen = Vec::new();
-        while let Some(message) = rx.recv().await {
-            match message.unwrap().message.unwrap() {
-                ws::Message::Event(change) => seen.push(change),
-                ws::Message::KeepAlive(_) => break,
-                ws::Message::FellBehind(at) => panic!("fell behind at {at}"),
-            }
-        }
-        seen
-    }
-
-    #[tokio::test]
-    async fn keep_alives_never_tell_a_spectator_when_a_delayed_game_moves() {
-        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
-        let games = Arc::new(Games::new(store.clone(), 16));
-        let (_stop, stopping) = tokio::sync::watch::channel(false);
-        let (tx, mut rx) = mpsc::channel(CLIENT_BUFFER);
-        let every = Duration::from_millis(100);
-        tokio::spawn(pump_server(
-            tx,
-            store.subscribe_all(),
-            games.clone(),
-            0,
-            every,
-            stopping,
-        ));
-        // Six moves, all of them hidden from spectators by the delay.
-        let id = GameId::new("delayed").unwrap();
-        played_with_delay(&games, &id, 5, 6, 50).await;
-        let last = store.last_position();
-        let mut created_at = None;
-        let mut keep_alives = 0;
-        while keep_alives < 2 {
-            match rx.recv().await.unwrap().unwrap().message.unwrap() {
-                ws::Message::Event(change) => {
-                    assert_eq!(change.change, proto::GameChange::Created as i32, "{change:?}");
-                    created_at = Some(change.position);
-                }
-                // A keep-alive before the creation says where the stream began.
-                ws::Message::KeepAlive(at) if created_at.is_none() => assert_eq!(at, 0),
-                ws::Message::KeepAlive(at) => {
-                    assert_eq!(Some(at), created_at, "not the store's last position {last}");
-                    keep_alives += 1;
-                }
-                ws::Message::FellBehind(at) => panic!("fell behind at {at}"),
-            }
-        }
-        assert!(
-            created_at.is_some_and(|at| (at as u64) < last),
-            "moves were stored after it"
-        );
-    }
-
-    #[tokio::test]
-    async fn the_server_stream_folds_each_game_once_and_leaves_the_cache_to_the_games_played() {
-        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
-        // Room for one game: the one being played.
-        let games = Arc::new(Games::new(store.clone(), 1));
-        let (_stop, stopping) = tokio::sync::watch::channel(false);
-        let count = 12;
-        for n in 0..count {
-            let id = GameId::new(format!("other-{n}")).unwrap();
-            // Half of them to the end.
-            played(&games, &id, n, if n % 2 == 0 { usize::MAX } else { 9 }).await;
-        }
-        let playing = GameId::new("playing").unwrap();
-        played(&games, &playing, 99, 5).await;
-        let cached = games.cached(&playing).expect("the game played is cached");
-        let folds = games.folds();
-        // From the beginning: every game is met at its opening and folded
-        // one event at a time, never read again.
-        let seen = changes(&games, 0, stopping.clone()).await;
-        let finished = seen
-            .iter()
-            .filter(|c| c.change == proto::GameChange::Finished as i32)
-            .count();
-        assert_eq!(finished, count as usize / 2);
-        assert_eq!(games.folds(), folds, "no game read again from position 0");
-        // From the middle of the store: each game met mid-way is read once.
-        let middle = store.last_position() / 2;
-        changes(&games, middle, stopping.clone()).await;
-        assert!(
-            games.folds() - folds <= count + 1,
-            "{} folds for {} games",
-            games.folds() - folds,
-            count + 1
-        );
-        // A listing reads every game, and keeps none.
-        let (listed, _) = games.list(None, 100, None).unwrap();
-        assert_eq!(listed.len(), count as usize + 1);
-        let still = games.cached(&playing).expect("still cached");
-        assert!(Arc::ptr_eq(&still, &cached), "nothing pushed the game played out");
-    }
-
-    #[tokio::test]
-    async fn a_replay_builds_its_steps_as_they_are_read() {
-        let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
-        let games = Arc::new(Games::new(store, 16));
-        let id = GameId::new("replayed").unwrap();
-        let last = played(&games, &id, 3, usize::MAX).await;
-        assert!(last > 100, "a whole game: {last} events");
-        let (_stop, stopping) = tokio::sync::watch::channel(false);
-        let built = Arc::new(AtomicUsize::new(0));
-        let plan = Plan {
-            id: id.clone(),
-            from: 2,
-            to: last,
-            reveal: crate::games::SeedReveal::unshared(),
-        };
-        let mut steps = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
-        // Unread: one step waits in the channel, nothing more is built.
-        tokio::time::sleep(Duration::from_millis(200)).await;
-        assert_eq!(built.load(Ordering::Relaxed), 1, "built before the first read");
-        let mut versions = Vec::new();
-        while let Some(step) = steps.recv().await {
-            versions.push(step.unwrap().event.unwrap().version);
-            // At most one step ahead of the reader.
-            assert!(built.load(Ordering::Relaxed) <= versions.len() + 1);
-        }
-        // Stored seqs 3..=last, shown as API versions.
-        assert_eq!(
-            versions,
-            (version::of_seq(3)..=version::of_seq(last)).collect::<Vec<_>>()
-        );
-        // A replay that is dropped unread ends its task and frees it all.
-        let (_stop, stopping) = tokio::sync::watch::channel(false);
-        let built = Arc::new(AtomicUsize::new(0));
-        let plan = Plan {
-            id,
-            from: 2,
-            to: last,
-            reveal: crate::games::SeedReveal::unshared(),
-        };
-        let dropped = Replay::spawn(games.clone(), plan, Duration::ZERO, stopping, built.clone());
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        drop(dropped);
-        tokio::time::sleep(Duration::from_millis(100)).await;
-        assert_eq!(Arc::strong_count(&built), 1, "the replay's task ended");
-        assert_eq!(built.load(Ordering::Relaxed), 1);
-    }
-}
+mod tests;
