@@ -633,6 +633,42 @@ async fn a_round_robin_of_three_player_tables_scores_table_points() {
 }
 
 #[tokio::test]
+async fn a_tournament_created_without_table_points_gets_one_zero_or_five_three_two_one_zero_cut_to_its_tables()
+ {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut names = Vec::new();
+    for i in 0..5 {
+        let name = format!("Idle{i}");
+        register(&server, &name).await;
+        names.push(name);
+    }
+    let mut client = tournaments_client(&server).await;
+    for (table_size, expected) in [
+        (0, vec![1, 0]),
+        (2, vec![1, 0]),
+        (3, vec![5, 3, 2]),
+        (4, vec![5, 3, 2, 1]),
+        (5, vec![5, 3, 2, 1, 0]),
+    ] {
+        let request = proto::CreateTournamentRequest {
+            rounds: 1,
+            table_size,
+            table_points: Vec::new(),
+            ..tournament_request(&format!("default-points-{table_size:04}"), &names)
+        };
+        let created = client
+            .create_tournament(with_token(request, &boss))
+            .await
+            .unwrap()
+            .into_inner()
+            .tournament
+            .unwrap();
+        assert_eq!(created.table_points, expected, "tables of {table_size}");
+    }
+}
+
+#[tokio::test]
 async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share_their_tiles() {
     let (server, _dir) = league_server(Registration::Open).await;
     let boss = organiser(&server, "Organiser").await;
