@@ -164,6 +164,20 @@ fn tournament_streams(store: &dyn EventStore) -> Result<Vec<(String, GameSummary
     Ok(streams)
 }
 
+/// The request id of a step the server takes in a tournament's stream,
+/// `~{kind}/{subject}`: the step is stored once however often it is
+/// retried. The subject (a participant's name, a game id) is
+/// form-urlencoded, so that the id is valid whatever it names: a house
+/// bot's name holds spaces, which no request id may ("greedy bot 1" is
+/// `greedy+bot+1`). Letters, digits, '-' and '_' stay as they are, so a
+/// registered player's name and a tournament's game id read as before,
+/// and no two subjects meet (no registered name holds a '+').
+fn step_request(kind: &str, subject: &str) -> Result<RequestId, ApiError> {
+    let subject: String = form_urlencoded::byte_serialize(subject.as_bytes()).collect();
+    RequestId::new(format!("{}{kind}/{subject}", crate::games::SERVER_REQUEST_PREFIX))
+        .map_err(|e| ApiError::Internal(format!("a tournament's request id: {e}")))
+}
+
 fn tournament_error(error: TournamentError) -> ApiError {
     ApiError::TournamentState(error.to_string())
 }
@@ -273,17 +287,15 @@ impl Tournaments {
         &self,
         id: &str,
         held: &mut Held,
-        request: &str,
+        request: &RequestId,
         events: Vec<TournamentEvent>,
     ) -> Result<(), ApiError> {
         if events.is_empty() {
             return Ok(());
         }
         let batch = to_batch(&events);
-        let request =
-            RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
         let stream = stream_of(id)?;
-        let appended = match self.store.append(&stream, held.version, &request, &batch) {
+        let appended = match self.store.append(&stream, held.version, request, &batch) {
             Ok(appended) if appended.first_seq == held.version + 1 => Some(appended),
             // Another server node stored this very step (the request id
             // names it) or moved the tournament on first: the store's
@@ -373,7 +385,8 @@ impl Tournaments {
                     player: player.clone(),
                 })
                 .map_err(tournament_error)?;
-            self.append(id, &mut held, &format!("~withdrawn/{player}"), events)?;
+            let request = step_request("withdrawn", player.as_str())?;
+            self.append(id, &mut held, &request, events)?;
             tracing::info!(tournament = %id, player = %player, "player withdrawn");
         }
         self.get(id)
@@ -433,7 +446,7 @@ impl Tournaments {
                         result,
                     })
                     .map_err(tournament_error)?;
-                self.append(id, &mut held, &format!("~result/{game}"), events)?;
+                self.append(id, &mut held, &step_request("result", game)?, events)?;
             }
             // The next round, or the end.
             let round = held.tournament.round();
@@ -445,7 +458,8 @@ impl Tournaments {
                 self.open_round(id, &held)?;
                 return Ok(resignations);
             }
-            self.append(id, &mut held, &format!("~advance/{}", round + 1), events)?;
+            let request = step_request("advance", &(round + 1).to_string())?;
+            self.append(id, &mut held, &request, events)?;
             if held.tournament.is_finished() {
                 tracing::info!(tournament = %id, "tournament finished");
             } else {

@@ -869,6 +869,60 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
     }
 }
 
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organiser_withdraws_a_house_bot_like_any_participant_and_the_archive_audits_clean() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let (names, _played, tasks) = start_bots(&server, 2, None).await;
+    let mut client = tournaments_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        format: proto::TournamentFormat::RoundRobin as i32,
+        rounds: 0,
+        house_bots: vec!["random".to_owned(), "random".to_owned()],
+        ..tournament_request("withdraw-house-bot-01", &names)
+    };
+    let created = client
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let bot = "players/random bot 1";
+    let withdraw = proto::WithdrawPlayerRequest {
+        name: created.name.clone(),
+        player: bot.to_owned(),
+    };
+    let after = client
+        .withdraw_player(with_token(withdraw.clone(), &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(after.withdrawn, [bot]);
+    let twice = client
+        .withdraw_player(with_token(withdraw, &boss))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&twice), "TOURNAMENT_STATE", "{twice:?}");
+
+    let end = finish(&server, &created.name, Duration::from_secs(600)).await;
+    let tournament = end.tournament.unwrap();
+    for round in &tournament.paired_rounds[1..] {
+        for table in &round.tables {
+            assert!(!table.players.contains(&bot.to_owned()), "round {}", round.round);
+        }
+    }
+    for task in tasks {
+        task.abort();
+    }
+    let bytes = crate::tournament_archive::export(&server, &created.name).await;
+    server.stop().await;
+    let (code, out) = crate::archive::audit(&bytes, &[]);
+    assert_eq!(code, Some(0), "{out}");
+}
+
 fn round_one_game_of<'a>(tournament: &'a proto::Tournament, player: &str) -> &'a proto::TournamentGame {
     tournament.paired_rounds[0]
         .tables
