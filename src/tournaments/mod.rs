@@ -240,12 +240,17 @@ impl Tournaments {
     }
 
     /// [`Tournaments::refresh`] for every tournament stream of the store:
-    /// after this node fell behind the store's stream.
-    pub fn refresh_all(&self) -> Result<(), ApiError> {
+    /// after this node fell behind the store's stream. Returns each
+    /// tournament that could not be folded, with why: one does not keep
+    /// the others from being refreshed.
+    pub fn refresh_all(&self) -> Result<Vec<(String, ApiError)>, ApiError> {
+        let mut failed = Vec::new();
         for (id, summary) in tournament_streams(self.store.as_ref())? {
-            self.refresh(&id, summary.last_seq)?;
+            if let Err(error) = self.refresh(&id, summary.last_seq) {
+                failed.push((id, error));
+            }
         }
-        Ok(())
+        Ok(failed)
     }
 
     pub fn games(&self) -> &Arc<Games> {

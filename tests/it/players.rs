@@ -520,3 +520,96 @@ fn the_seats_index_learns_every_game_opened_up_to_a_position() {
     seats.passed(&opening);
     assert_eq!(seats.open_games_of("Ada"), [after, first, third]);
 }
+
+/// One rated game whose end can never be recorded (its events do not fold)
+/// holds up no other: the recorder logs it and goes on, finding the games
+/// that ended before it started and those that end while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_end_never_records_holds_up_no_other() {
+    use carcassonne::games::stored::Opened;
+    use carcassonne::games::{Games, NewGame};
+    use carcassonne::players::Players;
+    use carcassonne::players::seats::Seats;
+    use carcassonne::ratings::RatingBook;
+    use carcassonne::recorder::Recorder;
+    use carcassonne::tournaments::Tournaments;
+    use carcassonne_competition::PlayerName;
+    use carcassonne_engine::{Rules, Seed, Setup};
+    use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+    let games = Arc::new(Games::new(store.clone(), 100));
+    let players = Arc::new(Players::open(store.clone(), Some(ADMIN_KEY), Registration::Admin).unwrap());
+    let names = ["Ada", "Brun"];
+    for name in names {
+        players.register(Some(ADMIN_KEY), name).unwrap();
+    }
+    let accounts: Vec<_> = names
+        .iter()
+        .map(|n| Some(players.account(&PlayerName::new(*n).unwrap()).unwrap()))
+        .collect();
+    // A rated game between them that is over at once: its bag is empty.
+    let finished = |id: &str| {
+        let new = NewGame {
+            accounts: accounts.clone(),
+            rated: true,
+            ..NewGame::guests(
+                Setup {
+                    rules: Rules::default(),
+                    players: names.map(str::to_owned).to_vec(),
+                    tiles: Some(Vec::new()),
+                    seed: Some(Seed::from_u64(1)),
+                    time_control: None,
+                },
+                0,
+            )
+        };
+        let id = GameId::new(id).unwrap();
+        games
+            .create(&id, &RequestId::new(format!("create-{id}")).unwrap(), new)
+            .unwrap();
+        id
+    };
+    // Sorted first among the ends to record: a rated opening of theirs
+    // with no creation after it, so the game never folds.
+    let broken = GameId::new("a-broken").unwrap();
+    let opened = Opened {
+        token_hashes: vec![Default::default(); 2],
+        accounts: names.map(|n| Some(n.to_owned())).to_vec(),
+        rated: true,
+        ..Opened::default()
+    };
+    store
+        .append(&broken, 0, &RequestId::none(), &[opened.to_new_event()])
+        .unwrap();
+    let before = finished("b-before");
+
+    let ratings = Arc::new(RatingBook::open(store.clone()).unwrap());
+    let recorder = Arc::new(Recorder {
+        games: games.clone(),
+        seats: Arc::new(Seats::build(store.clone()).unwrap()),
+        ratings: ratings.clone(),
+        tournaments: Arc::new(Tournaments::open(store.clone(), games.clone(), players.clone()).unwrap()),
+        players,
+    });
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let running = tokio::spawn(recorder.run(stopping));
+    // Let the first catch-up meet the broken game before another ends.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = finished("c-after");
+    let rated = async {
+        while !(ratings.is_rated(&before) && ratings.is_rated(&after)) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let recorded = tokio::time::timeout(Duration::from_secs(10), rated).await;
+    assert!(
+        recorded.is_ok(),
+        "rated: before {}, after {}",
+        ratings.is_rated(&before),
+        ratings.is_rated(&after)
+    );
+    assert!(!ratings.is_rated(&broken));
+    stop.send(true).unwrap();
+    running.await.unwrap();
+}
