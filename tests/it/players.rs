@@ -795,3 +795,34 @@ async fn anonymous_registrations_past_the_rate_are_refused_and_the_admin_key_sti
     assert_eq!(missing.code(), Code::NotFound);
     register(&server, "Dirk").await;
 }
+
+/// The ratings are folded the same way: a refresh reads only the rated
+/// games this node has not folded yet.
+#[test]
+fn a_ratings_refresh_reads_only_the_events_it_has_not_folded() {
+    use carcassonne::ratings::{RATINGS_STREAM, RatingBook};
+    use carcassonne_competition::PlayerName;
+    use carcassonne_store::EventStore as _;
+
+    let store = Arc::new(CountingStore::default());
+    let shared: Arc<dyn carcassonne_store::EventStore> = store.clone();
+    let here = RatingBook::open(shared.clone()).unwrap();
+    let there = RatingBook::open(shared).unwrap();
+    let ratings = carcassonne_store::GameId::new(RATINGS_STREAM).unwrap();
+    let last_seq = || store.game(&ratings).unwrap().unwrap().last_seq;
+    let players = || vec![PlayerName::new("Ada").unwrap(), PlayerName::new("Brun").unwrap()];
+    let game = |n: usize| carcassonne_store::GameId::new(format!("g{n:03}")).unwrap();
+    for n in 0..100 {
+        here.rate(&game(n), players(), vec![1, 2]).unwrap();
+    }
+    there.refresh(last_seq()).unwrap();
+    assert!(there.is_rated(&game(99)));
+    here.rate(&game(100), players(), vec![2, 1]).unwrap();
+    let before = store.events_read();
+    there.refresh(last_seq()).unwrap();
+    assert_eq!(store.events_read() - before, 1);
+    assert!(there.is_rated(&game(100)));
+    let before = store.events_read();
+    here.refresh(last_seq()).unwrap();
+    assert_eq!(store.events_read(), before, "its own: nothing to read");
+}
