@@ -5,6 +5,7 @@
 //! they answer), close the store.
 
 pub mod admin;
+pub mod archive_cache;
 pub(crate) mod audience;
 pub mod audit;
 mod feed;

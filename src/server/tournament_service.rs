@@ -10,6 +10,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
+use super::archive_cache::chunked;
 use super::request::{optional_token, request_id};
 use crate::api::status::ApiError;
 use crate::players::{Players, parse_name};
@@ -18,6 +19,9 @@ use crate::tournaments::view::{standings_view, tournament_view, watch_view};
 use crate::tournaments::{GameSettings, Tournaments};
 
 type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
+
+/// The most bytes of an archive in one message of ExportTournamentArchive.
+const ARCHIVE_CHUNK: usize = 1 << 20;
 
 pub struct TournamentService {
     pub players: Arc<Players>,
@@ -325,20 +329,10 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         request: Request<proto::ExportTournamentArchiveRequest>,
     ) -> Result<Response<Self::ExportTournamentArchiveStream>, Status> {
         let id = tournament_id(&request.get_ref().name)?;
-        let (tournaments, key) = (self.tournaments.clone(), self.key.clone());
-        let bytes = blocking(move || {
-            let held = tournaments.get(&id)?;
-            crate::tournaments::archive::archive(tournaments.games(), &held, &key)
-        })
-        .await?;
-        let chunks: Vec<_> = bytes
-            .chunks(1 << 20)
-            .map(|chunk| {
-                Ok(proto::ExportTournamentArchiveResponse {
-                    chunk: chunk.to_vec(),
-                })
-            })
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let bytes = self.tournaments.archive(&id, self.key.clone()).await?;
+        let chunks = chunked(bytes, ARCHIVE_CHUNK, |chunk| {
+            proto::ExportTournamentArchiveResponse { chunk }
+        });
+        Ok(Response::new(Box::pin(chunks)))
     }
 }

@@ -46,6 +46,8 @@ pub struct WatchService {
     feeds: Arc<Feeds>,
     /// The server's key, which signs archives.
     key: Arc<carcassonne_archive::SigningKey>,
+    /// Finished games' archives, built once.
+    archives: Arc<super::archive_cache::ArchiveCache>,
     /// Turns true when the server shuts down: every stream then ends, so
     /// that the graceful shutdown does not wait for watchers forever.
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -65,6 +67,7 @@ impl WatchService {
             games,
             feeds,
             key,
+            archives: super::archive_cache::ArchiveCache::new(GAME_ARCHIVES_KEPT_BYTES),
             stopping,
         }
     }
@@ -268,18 +271,15 @@ impl proto::watch_service_server::WatchService for WatchService {
     ) -> Result<Response<Self::ExportGameArchiveStream>, Status> {
         let id = request::game_id(&request.get_ref().name)?;
         let (games, key) = (self.games.clone(), self.key.clone());
-        let archive = tokio::task::spawn_blocking(move || super::audit::game_archive(&games, &id, &key))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??;
-        let chunks: Vec<Result<proto::ExportGameArchiveResponse, Status>> = archive
-            .chunks(ARCHIVE_CHUNK)
-            .map(|chunk| {
-                Ok(proto::ExportGameArchiveResponse {
-                    chunk: chunk.to_vec(),
-                })
-            })
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let subject = id.to_string();
+        let archive = self
+            .archives
+            .get_or_build(&subject, move || super::audit::game_archive(&games, &id, &key))
+            .await?;
+        let chunks = super::archive_cache::chunked(archive, ARCHIVE_CHUNK, |chunk| {
+            proto::ExportGameArchiveResponse { chunk }
+        });
+        Ok(Response::new(Box::pin(chunks)))
     }
 
     async fn get_server_key(
@@ -295,6 +295,10 @@ impl proto::watch_service_server::WatchService for WatchService {
 /// The most bytes of an archive in one message of ExportGameArchive: far
 /// below gRPC's message limits, whatever the archive's size.
 pub const ARCHIVE_CHUNK: usize = 1 << 20;
+
+/// The bytes of finished games' archives kept in memory (a game's is
+/// tens to hundreds of KB).
+const GAME_ARCHIVES_KEPT_BYTES: usize = 16 << 20;
 
 /// What a replay shows: the steps after version `from` up to `to`.
 struct Plan {

@@ -33,6 +33,7 @@ use crate::api::status::ApiError;
 use crate::games::{Games, NewGame, store_error};
 use crate::players::Players;
 use crate::proto;
+use crate::server::archive_cache::ArchiveCache;
 
 /// The prefix of every tournament's stream id.
 pub const TOURNAMENT_STREAM_PREFIX: &str = "@tournament/";
@@ -66,7 +67,13 @@ pub struct Tournaments {
     held: Mutex<BTreeMap<String, Arc<Mutex<Held>>>>,
     /// The id of every tournament that changed, for its watchers.
     changes: broadcast::Sender<String>,
+    /// Finished tournaments' archives, built once.
+    archives: Arc<ArchiveCache>,
 }
+
+/// The bytes of finished tournaments' archives kept in memory: a few of
+/// the largest (a 120-game tournament's is about 10 MB).
+pub const ARCHIVES_KEPT_BYTES: usize = 64 << 20;
 
 /// Decodes a tournament's stored events into its state.
 pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
@@ -202,6 +209,7 @@ impl Tournaments {
             players,
             held: Mutex::new(held),
             changes: broadcast::channel(1024).0,
+            archives: ArchiveCache::new(ARCHIVES_KEPT_BYTES),
         })
     }
 
@@ -255,6 +263,30 @@ impl Tournaments {
 
     pub fn games(&self) -> &Arc<Games> {
         &self.games
+    }
+
+    /// The signed archive of the finished tournament `id`, built once
+    /// (`archive::archive`) and kept.
+    pub async fn archive(
+        self: &Arc<Self>,
+        id: &str,
+        key: Arc<carcassonne_archive::SigningKey>,
+    ) -> Result<bytes::Bytes, ApiError> {
+        // Unknown or running: no build, and nothing kept.
+        let held = self.get(id)?;
+        if !held.tournament.is_finished() {
+            return Err(ApiError::TournamentState(format!(
+                "tournaments/{id} is running: its archive (and its seed) come at its end"
+            )));
+        }
+        let this = self.clone();
+        let subject = id.to_owned();
+        self.archives
+            .get_or_build(id, move || {
+                let held = this.get(&subject)?;
+                archive::archive(&this.games, &held, &key)
+            })
+            .await
     }
 
     /// Tells of every tournament that changes, by id.

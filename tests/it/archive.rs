@@ -460,3 +460,24 @@ fn a_bad_key_argument_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--key"), "{stderr}");
 }
+
+/// A finished game's archive is built once: later downloads, over gRPC
+/// and HTTP, are the very same bytes (a build stamps its time).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_games_archive_is_built_once_and_every_download_is_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data")).await;
+    let name = finished_game(&server, "archived-once", 7).await;
+    let mut watcher = server.watcher().await;
+    let first = export(&mut watcher, &name).await.unwrap();
+    for _ in 0..3 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        assert!(
+            export(&mut watcher, &name).await.unwrap() == first,
+            "another build"
+        );
+        let id = name.trim_start_matches("games/");
+        let answer = crate::http::get(&server, &format!("/api/games/{id}/archive"), &[]).await;
+        assert!(answer.body.to_vec() == first, "another build");
+    }
+}
