@@ -921,6 +921,14 @@ async fn an_organiser_withdraws_a_house_bot_like_any_participant_and_the_archive
     server.stop().await;
     let (code, out) = crate::archive::audit(&bytes, &[]);
     assert_eq!(code, Some(0), "{out}");
+    // The commitment is printed for the reader to compare with the one
+    // shown while the tournament ran; the archive cannot check it alone.
+    let line = format!(
+        "its SHA-256 {}: compare it with the seed_sha256 the players were shown while it ran",
+        created.seed_sha256
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+    assert!(!out.contains("which hashes to the commitment"), "{out}");
 }
 
 fn round_one_game_of<'a>(tournament: &'a proto::Tournament, player: &str) -> &'a proto::TournamentGame {
