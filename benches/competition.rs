@@ -19,9 +19,11 @@
 //!    client as fast as it answers, its Act calls timed: alone (the
 //!    baseline), while `COMPETITION_GETS` [40] HTTP clients GET the
 //!    tournament's archive (`/api/tournaments/{id}/archive`) over and
-//!    over, and while they GET a game's (`/api/games/{id}/archive`).
+//!    over, while they GET a game's (`/api/games/{id}/archive`), and while
+//!    they GET its verification (`/api/games/{id}/verify`).
 //!    Figures: Act p50 and p99 in each phase and their ratio to the
-//!    baseline's, the archives served and their median latency.
+//!    baseline's, the archives served and their median latency. The
+//!    flooding clients accept gzip, as browsers do.
 //!
 //! `COMPETITION_THREADS` [the number of cores] sets the runtime's
 //! workers.
@@ -343,7 +345,11 @@ async fn flood(url: String, clients: usize, stop: Arc<tokio::sync::Notify>) -> (
                 let mut size = 0;
                 while !done.load(Ordering::Relaxed) {
                     let sent = Instant::now();
-                    let request = http::Request::get(&url).body(Empty::new()).unwrap();
+                    // As browsers ask: gzip if the server will.
+                    let request = http::Request::get(&url)
+                        .header(http::header::ACCEPT_ENCODING, "gzip")
+                        .body(Empty::new())
+                        .unwrap();
                     let response = client.request(request).await.unwrap();
                     assert_eq!(response.status(), 200, "{url}");
                     size = response.into_body().collect().await.unwrap().to_bytes().len();
@@ -387,6 +393,10 @@ async fn archives(settings: &Settings, dir: &std::path::Path) {
         (
             "game archive GETs",
             Some(format!("http://{addr}/api/games/{game}/archive")),
+        ),
+        (
+            "game verify GETs",
+            Some(format!("http://{addr}/api/games/{game}/verify")),
         ),
     ];
     let mut results = Vec::new();

@@ -15,12 +15,17 @@
 //!   wait for it and take its bytes), and one build at a time for the
 //!   whole cache, on a blocking thread, so that a flood of downloads of
 //!   many subjects takes one core at most, never the games' time;
-//! - a caller that goes away leaves its build to finish and be kept.
+//! - a caller that goes away leaves its build to finish and be kept;
+//! - sending: downloads share a bandwidth (bytes a second, over all of a
+//!   cache's downloads), so that clients reading as fast as loopback
+//!   allows cannot keep the cores copying archives; alone, a download of
+//!   a large tournament's still takes a fraction of a second.
 //!
 //! A build that fails (the subject is still running, sealed, not found)
 //! keeps nothing: the next caller tries again.
 
 use std::collections::HashMap;
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bytes::Bytes;
@@ -39,6 +44,15 @@ pub struct ArchiveCache {
     /// One build at a time, whatever its subject.
     builds: Arc<Semaphore>,
     capacity: usize,
+    /// The bandwidth its downloads share, in KiB.
+    sending: governor::DefaultDirectRateLimiter,
+    /// The most bytes of an archive in one message.
+    chunk: usize,
+}
+
+/// `bytes` in KiB, the unit of the downloads' bandwidth (at least 1).
+fn kib(bytes: usize) -> NonZeroU32 {
+    NonZeroU32::new(u32::try_from(bytes.div_ceil(1024)).unwrap_or(u32::MAX)).unwrap_or(NonZeroU32::MIN)
 }
 
 struct Kept {
@@ -47,8 +61,12 @@ struct Kept {
 }
 
 impl ArchiveCache {
-    /// A cache that keeps archives of up to `capacity` bytes in all.
-    pub fn new(capacity: usize) -> Arc<ArchiveCache> {
+    /// A cache that keeps archives of up to `capacity` bytes in all, and
+    /// sends them in messages of at most `chunk` bytes, at most
+    /// `bytes_per_second` over all its downloads.
+    pub fn new(capacity: usize, chunk: usize, bytes_per_second: usize) -> Arc<ArchiveCache> {
+        // A chunk at once at most: a download waits for each chunk.
+        let quota = governor::Quota::per_second(kib(bytes_per_second)).allow_burst(kib(chunk));
         Arc::new(ArchiveCache {
             kept: Mutex::new(Kept {
                 archives: lru::LruCache::unbounded(),
@@ -57,7 +75,48 @@ impl ArchiveCache {
             building: Mutex::new(HashMap::new()),
             builds: Arc::new(Semaphore::new(1)),
             capacity,
+            sending: governor::RateLimiter::direct(quota),
+            chunk: chunk.max(1),
         })
+    }
+
+    /// `bytes` as a stream of messages of at most a chunk each, each
+    /// copied only as the client reads it and sent within the downloads'
+    /// bandwidth: a download holds the shared bytes and one chunk, never a
+    /// copy of the whole.
+    pub fn download<T: Send + 'static>(
+        self: &Arc<Self>,
+        bytes: Bytes,
+        message: impl Fn(Vec<u8>) -> T + Send + Sync + 'static,
+    ) -> impl tokio_stream::Stream<Item = Result<T, tonic::Status>> + Send + 'static {
+        use tokio_stream::StreamExt as _;
+        let cache = self.clone();
+        let message = Arc::new(message);
+        let starts = (0..bytes.len()).step_by(self.chunk);
+        tokio_stream::iter(starts).then(move |start| {
+            let (cache, bytes, message) = (cache.clone(), bytes.clone(), message.clone());
+            async move {
+                let end = (start + cache.chunk).min(bytes.len());
+                cache.send(end - start).await;
+                Ok(message(bytes[start..end].to_vec()))
+            }
+        })
+    }
+
+    /// Waits until `bytes` more fit the downloads' bandwidth.
+    async fn send(&self, bytes: usize) {
+        use governor::clock::Clock as _;
+        loop {
+            match self.sending.check_n(kib(bytes)) {
+                Ok(Ok(())) => return,
+                Ok(Err(not_until)) => {
+                    let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+                    tokio::time::sleep(wait).await;
+                }
+                // Never: a chunk is at most the burst.
+                Err(_) => return,
+            }
+        }
     }
 
     /// The archive of `subject`: kept, or built by `build` (blocking, on a
@@ -144,19 +203,4 @@ impl ArchiveCache {
     pub(crate) fn kept_bytes(&self) -> usize {
         self.kept.lock().unwrap_or_else(PoisonError::into_inner).bytes
     }
-}
-
-/// `bytes` as a stream of messages of at most `chunk` bytes each, each
-/// copied only as the client reads it: a download holds the shared bytes
-/// and one chunk, never a copy of the whole.
-pub fn chunked<T: Send + 'static>(
-    bytes: Bytes,
-    chunk: usize,
-    message: impl Fn(Vec<u8>) -> T + Send + 'static,
-) -> impl tokio_stream::Stream<Item = Result<T, tonic::Status>> + Send + 'static {
-    let starts = (0..bytes.len()).step_by(chunk.max(1));
-    tokio_stream::iter(starts.map(move |start| {
-        let end = (start + chunk).min(bytes.len());
-        Ok(message(bytes[start..end].to_vec()))
-    }))
 }

@@ -10,7 +10,6 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::archive_cache::chunked;
 use super::request::{optional_token, request_id};
 use crate::api::status::ApiError;
 use crate::players::{Players, parse_name};
@@ -19,9 +18,6 @@ use crate::tournaments::view::{standings_view, tournament_view, watch_view};
 use crate::tournaments::{GameSettings, Tournaments};
 
 type Responses<T> = Pin<Box<dyn Stream<Item = Result<T, Status>> + Send>>;
-
-/// The most bytes of an archive in one message of ExportTournamentArchive.
-const ARCHIVE_CHUNK: usize = 1 << 20;
 
 pub struct TournamentService {
     pub players: Arc<Players>,
@@ -329,10 +325,9 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         request: Request<proto::ExportTournamentArchiveRequest>,
     ) -> Result<Response<Self::ExportTournamentArchiveStream>, Status> {
         let id = tournament_id(&request.get_ref().name)?;
-        let bytes = self.tournaments.archive(&id, self.key.clone()).await?;
-        let chunks = chunked(bytes, ARCHIVE_CHUNK, |chunk| {
-            proto::ExportTournamentArchiveResponse { chunk }
-        });
+        let archive = self.tournaments.archive(&id, self.key.clone()).await?;
+        let chunks = (self.tournaments.archives())
+            .download(archive, |chunk| proto::ExportTournamentArchiveResponse { chunk });
         Ok(Response::new(Box::pin(chunks)))
     }
 }

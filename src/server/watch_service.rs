@@ -67,7 +67,11 @@ impl WatchService {
             games,
             feeds,
             key,
-            archives: super::archive_cache::ArchiveCache::new(GAME_ARCHIVES_KEPT_BYTES),
+            archives: super::archive_cache::ArchiveCache::new(
+                GAME_ARCHIVES_KEPT_BYTES,
+                ARCHIVE_CHUNK,
+                GAME_ARCHIVES_BYTES_PER_SECOND,
+            ),
             stopping,
         }
     }
@@ -266,9 +270,9 @@ impl proto::watch_service_server::WatchService for WatchService {
             .archives
             .get_or_build(&subject, move || super::audit::game_archive(&games, &id, &key))
             .await?;
-        let chunks = super::archive_cache::chunked(archive, ARCHIVE_CHUNK, |chunk| {
-            proto::ExportGameArchiveResponse { chunk }
-        });
+        let chunks = self
+            .archives
+            .download(archive, |chunk| proto::ExportGameArchiveResponse { chunk });
         Ok(Response::new(Box::pin(chunks)))
     }
 
@@ -289,6 +293,8 @@ pub const ARCHIVE_CHUNK: usize = 1 << 20;
 /// The bytes of finished games' archives kept in memory (a game's is
 /// tens to hundreds of KB).
 const GAME_ARCHIVES_KEPT_BYTES: usize = 16 << 20;
+/// The bandwidth all downloads of games' archives share.
+const GAME_ARCHIVES_BYTES_PER_SECOND: usize = 32 << 20;
 
 /// What a replay shows: the steps after version `from` up to `to`.
 struct Plan {

@@ -74,6 +74,11 @@ pub struct Tournaments {
 /// The bytes of finished tournaments' archives kept in memory: a few of
 /// the largest (a 120-game tournament's is about 10 MB).
 pub const ARCHIVES_KEPT_BYTES: usize = 64 << 20;
+/// The most bytes of an archive in one message of ExportTournamentArchive.
+pub const ARCHIVE_CHUNK: usize = 1 << 20;
+/// The bandwidth all downloads of tournaments' archives share: a 10 MB
+/// archive in a third of a second alone.
+pub const ARCHIVES_BYTES_PER_SECOND: usize = 32 << 20;
 
 /// Decodes a tournament's stored events into its state.
 pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
@@ -209,7 +214,7 @@ impl Tournaments {
             players,
             held: Mutex::new(held),
             changes: broadcast::channel(1024).0,
-            archives: ArchiveCache::new(ARCHIVES_KEPT_BYTES),
+            archives: ArchiveCache::new(ARCHIVES_KEPT_BYTES, ARCHIVE_CHUNK, ARCHIVES_BYTES_PER_SECOND),
         })
     }
 
@@ -287,6 +292,12 @@ impl Tournaments {
                 archive::archive(&this.games, &held, &key)
             })
             .await
+    }
+
+    /// The cache of finished tournaments' archives, whose downloads share
+    /// its bandwidth.
+    pub fn archives(&self) -> &Arc<ArchiveCache> {
+        &self.archives
     }
 
     /// Tells of every tournament that changes, by id.
