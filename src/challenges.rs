@@ -162,14 +162,17 @@ impl Challenges {
 
     /// [`Challenges::refresh`] for every challenge made within the longest
     /// expiry: at start, and after this node fell behind the store.
-    pub fn refresh_all(&self) -> Result<(), ApiError> {
+    pub fn refresh_all(&self) -> Result<Vec<(String, ApiError)>, ApiError> {
         let since = self.store.now_millis().saturating_sub(*EXPIRY_MS.end());
+        let mut failed = Vec::new();
         for (id, summary) in challenge_streams(self.store.as_ref())? {
-            if summary.created_millis >= since {
-                self.refresh(&id)?;
+            if summary.created_millis >= since
+                && let Err(error) = self.refresh(&id)
+            {
+                failed.push((id, error));
             }
         }
-        Ok(())
+        Ok(failed)
     }
 
     /// Reads challenge `id` from the store and indexes it as it stands

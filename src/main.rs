@@ -175,6 +175,12 @@ struct ServeArgs {
     /// the admin key (`admin`).
     #[arg(long, env = "CARCASSONNE_REGISTRATION", value_enum, default_value = "open")]
     registration: carcassonne::players::Registration,
+    /// Registrations a minute the whole server takes without the admin key
+    /// (a bucket of that many, refilled evenly; more get
+    /// RESOURCE_EXHAUSTED, `REGISTRATION_RATE`); 0: no bound.
+    #[arg(long, env = "CARCASSONNE_REGISTRATION_RATE", value_name = "PER_MINUTE",
+          default_value_t = carcassonne::players::DEFAULT_REGISTRATION_RATE.get())]
+    registration_rate: u32,
     #[command(flatten)]
     connections: ConnectionArgs,
 }
@@ -258,6 +264,7 @@ fn serve(args: ServeArgs) -> anyhow::Result<()> {
         let config = ServerConfig {
             admin_key,
             registration: args.registration,
+            registration_rate: std::num::NonZeroU32::new(args.registration_rate),
             data: args.data,
             postgres: args.store,
             key_file: args.key_file,

@@ -39,20 +39,30 @@ fn stream() -> GameId {
 pub fn fold(stored: &[carcassonne_store::StoredEvent]) -> Result<(Ratings, HashSet<String>), String> {
     let mut ratings = Ratings::default();
     let mut rated = HashSet::new();
-    for event in stored {
-        if event.schema != RATINGS_SCHEMA {
-            return Err(format!(
-                "{RATINGS_STREAM} event {}: schema {}",
-                event.seq, event.schema
-            ));
-        }
-        let decoded = RatingEvent::decode(&event.payload)
-            .map_err(|e| format!("{RATINGS_STREAM} event {}: {e}", event.seq))?;
-        let RatingEvent::Rated { game, .. } = &decoded;
+    for event in decode(stored)? {
+        let RatingEvent::Rated { game, .. } = &event;
         rated.insert(game.clone());
-        ratings.apply(&decoded);
+        ratings.apply(&event);
     }
     Ok((ratings, rated))
+}
+
+/// Stored events of the ratings stream, decoded; the first that does not
+/// decode is an error.
+fn decode(stored: &[carcassonne_store::StoredEvent]) -> Result<Vec<RatingEvent>, String> {
+    stored
+        .iter()
+        .map(|event| {
+            if event.schema != RATINGS_SCHEMA {
+                return Err(format!(
+                    "{RATINGS_STREAM} event {}: schema {}",
+                    event.seq, event.schema
+                ));
+            }
+            RatingEvent::decode(&event.payload)
+                .map_err(|e| format!("{RATINGS_STREAM} event {}: {e}", event.seq))
+        })
+        .collect()
 }
 
 /// A rating as the API shows it.
@@ -113,43 +123,51 @@ pub fn changes_in(ratings: &Ratings, players: &[PlayerName], games: &HashSet<Str
 impl RatingBook {
     /// The ratings folded from the store.
     pub fn open(store: Arc<dyn EventStore>) -> Result<RatingBook, ApiError> {
-        let folded = Self::fold_from(&*store)?;
-        Ok(RatingBook {
+        let book = RatingBook {
             store,
-            state: RwLock::new(folded),
+            state: RwLock::new(Folded::default()),
             writing: Mutex::new(()),
-        })
-    }
-
-    fn fold_from(store: &dyn EventStore) -> Result<Folded, ApiError> {
-        let stored = match store.read_game(&stream(), 1) {
-            Ok(stored) => stored,
-            Err(StoreError::NotFound(_)) => Vec::new(),
-            Err(error) => return Err(store_error(error)),
         };
-        let (ratings, rated) = fold(&stored).map_err(ApiError::Corrupt)?;
-        let version = stored.last().map_or(0, |e| e.seq);
-        Ok(Folded {
-            ratings,
-            version,
-            rated,
-        })
+        book.catch_up()?;
+        Ok(book)
     }
 
-    /// Folds the ratings again if they have event `seq` and this node's
-    /// fold stops before it: another node on a shared store wrote it.
+    fn version(&self) -> u64 {
+        self.state.read().unwrap_or_else(PoisonError::into_inner).version
+    }
+
+    /// Folds in the ratings' events from `seq` on if this node's fold
+    /// stops before it: another node on a shared store wrote them.
     pub fn refresh(&self, seq: u64) -> Result<(), ApiError> {
-        let known = self.state.read().unwrap_or_else(PoisonError::into_inner).version;
-        if seq > known {
+        if seq > self.version() {
             let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            self.reload()?;
+            // This node's own rating may have folded it meanwhile.
+            if seq > self.version() {
+                self.catch_up()?;
+            }
         }
         Ok(())
     }
 
-    fn reload(&self) -> Result<(), ApiError> {
-        let folded = Self::fold_from(&*self.store)?;
-        *self.state.write().unwrap_or_else(PoisonError::into_inner) = folded;
+    /// Folds in the stored events after this node's fold, read from
+    /// there: as costly whatever the stream's length. Called with
+    /// `writing` held (or before anyone else can write), so that no event
+    /// is folded twice.
+    fn catch_up(&self) -> Result<(), ApiError> {
+        let from = self.version() + 1;
+        let stored = match self.store.read_game(&stream(), from) {
+            Ok(stored) => stored,
+            Err(StoreError::NotFound(_)) => Vec::new(),
+            Err(error) => return Err(store_error(error)),
+        };
+        let events = decode(&stored).map_err(ApiError::Corrupt)?;
+        let mut state = self.state.write().unwrap_or_else(PoisonError::into_inner);
+        for (stored, event) in stored.iter().zip(&events) {
+            let RatingEvent::Rated { game, .. } = event;
+            state.rated.insert(game.clone());
+            state.ratings.apply(event);
+            state.version = stored.seq;
+        }
         Ok(())
     }
 
@@ -187,7 +205,7 @@ impl RatingBook {
             // Another node rated it (the request id names the game), or
             // rated another game first: the store's ratings are the truth.
             Ok(_) | Err(StoreError::Conflict { .. }) => {
-                self.reload()?;
+                self.catch_up()?;
                 if self.is_rated(game) {
                     return Ok(());
                 }

@@ -113,6 +113,10 @@ pub enum ApiError {
     NameTaken(String),
     #[error("registration needs the server's admin key")]
     RegistrationClosed,
+    #[error(
+        "this server registers at most {per_minute} players a minute without its admin key; retry in {retry_after_ms} ms"
+    )]
+    RegistrationRate { per_minute: u32, retry_after_ms: u64 },
     #[error("only the server's admin key may do this")]
     NotAdmin,
     #[error("only an organiser may do this")]
@@ -223,6 +227,7 @@ impl ApiError {
             ApiError::PlayerNotFound(_) => (Code::NotFound, "PLAYER_NOT_FOUND"),
             ApiError::NameTaken(_) => (Code::AlreadyExists, "NAME_TAKEN"),
             ApiError::RegistrationClosed => (Code::PermissionDenied, "REGISTRATION_CLOSED"),
+            ApiError::RegistrationRate { .. } => (Code::ResourceExhausted, "REGISTRATION_RATE"),
             ApiError::NotAdmin => (Code::PermissionDenied, "NOT_ADMIN"),
             ApiError::NotOrganiser => (Code::PermissionDenied, "NOT_ORGANISER"),
             ApiError::UnknownKey => (Code::Unauthenticated, "UNKNOWN_KEY"),
@@ -300,6 +305,9 @@ impl ApiError {
                 metadata.insert("limit".to_owned(), limit.to_string());
                 let scope = if *per_connection { "connection" } else { "server" };
                 metadata.insert("scope".to_owned(), scope.to_owned());
+            }
+            ApiError::RegistrationRate { retry_after_ms, .. } => {
+                metadata.insert("retry_after_ms".to_owned(), retry_after_ms.to_string());
             }
             _ => {}
         }

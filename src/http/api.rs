@@ -151,21 +151,27 @@ async fn export(http: &Http, id: &str, headers: &HeaderMap) -> Result<proto::Exp
         .into_inner())
 }
 
-/// `GET /api/games/{id}/verify`: the game's export (as the caller may see
-/// it) checked by VerifyGame: the record, and for a finished game its
-/// event log against the seed and the commitment the players were shown.
+/// `GET /api/games/{id}/verify?seed_sha256=`: the game's export (as the
+/// caller may see it) checked by VerifyGame: the record, and for a
+/// finished game its event log against the revealed seed, and against the
+/// commitment `seed_sha256` if the caller gives one (the one it was shown
+/// while the game ran; this server's own would be computed from the very
+/// seed it exports, so without one the answer's `commitmentChecked` is
+/// false).
 pub async fn verify_game(
     State(http): State<Arc<Http>>,
     Path(id): Path<String>,
     headers: HeaderMap,
+    RawQuery(raw): RawQuery,
 ) -> Result<Response, Failed> {
+    let commitment = query(raw.as_deref()).remove("seed_sha256").unwrap_or_default();
     let export = export(&http, &id, &headers).await?;
     let request = proto::VerifyGameRequest {
         record_json: export.record_json,
         events: export.events,
         seed: export.seed,
         name: game_name(&id),
-        seed_sha256: String::new(),
+        seed_sha256: commitment,
     };
     let answer = http.watch.verify_game(grpc_request(&headers, request)).await?;
     Ok(json(&headers, answer.get_ref()))

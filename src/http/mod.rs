@@ -73,12 +73,15 @@ const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data: 
 /// Answers are gzipped for a client that accepts it (the page's scripts,
 /// JSON and board pictures shrink several times), except event streams,
 /// whose events must leave at once rather than wait for a compressor's
-/// block, and PNGs, which are compressed already.
+/// block, PNGs, which are compressed already, and archives, which are
+/// built once and kept: compressing each download again would cost a
+/// flood of downloads the CPU their cache saves.
 pub fn router(http: Arc<Http>) -> Router {
     use tower_http::compression::predicate::{NotForContentType, Predicate as _, SizeAbove};
     let worth_compressing = SizeAbove::new(1024)
         .and(NotForContentType::SSE)
-        .and(NotForContentType::const_new("image/png"));
+        .and(NotForContentType::const_new("image/png"))
+        .and(NotForContentType::const_new("application/x-tar"));
     Router::new()
         .route("/", get(page::index))
         .route("/games/{id}", get(page::index))

@@ -11,6 +11,7 @@
 
 pub mod seats;
 
+use std::num::NonZeroU32;
 use std::sync::{Arc, Mutex, PoisonError, RwLock};
 
 use carcassonne_competition::{
@@ -44,6 +45,10 @@ pub enum Registration {
     Admin,
 }
 
+/// The anonymous registrations a server takes a minute unless told
+/// otherwise (`serve --registration-rate`).
+pub const DEFAULT_REGISTRATION_RATE: NonZeroU32 = NonZeroU32::new(120).unwrap();
+
 /// The registry, and what registration and organisers need.
 pub struct Players {
     store: Arc<dyn EventStore>,
@@ -53,6 +58,38 @@ pub struct Players {
     writing: Mutex<()>,
     admin: Option<TokenHash>,
     registration: Registration,
+    /// The bound on registrations without the admin key, if any.
+    rate: Option<RegistrationRate>,
+}
+
+/// At most `per_minute` registrations a minute without the admin key,
+/// across the whole server: a bucket of `per_minute`, refilled evenly
+/// (GCRA, by `governor`). A flood of them costs the server a bounded
+/// amount of disk and work, whoever sends it.
+struct RegistrationRate {
+    per_minute: NonZeroU32,
+    limiter: governor::DefaultDirectRateLimiter,
+}
+
+impl RegistrationRate {
+    fn new(per_minute: NonZeroU32) -> RegistrationRate {
+        RegistrationRate {
+            per_minute,
+            limiter: governor::RateLimiter::direct(governor::Quota::per_minute(per_minute)),
+        }
+    }
+
+    /// Takes one registration from the bucket, or says when one comes.
+    fn take(&self) -> Result<(), ApiError> {
+        use governor::clock::Clock as _;
+        self.limiter.check().map_err(|not_until| {
+            let wait = not_until.wait_time_from(governor::clock::DefaultClock::default().now());
+            ApiError::RegistrationRate {
+                per_minute: self.per_minute.get(),
+                retry_after_ms: u64::try_from(wait.as_millis()).unwrap_or(u64::MAX).max(1),
+            }
+        })
+    }
 }
 
 #[derive(Default)]
@@ -76,38 +113,55 @@ impl Players {
             writing: Mutex::new(()),
             admin: admin_key.map(auth::hash),
             registration,
+            rate: None,
         };
-        players.reload()?;
+        players.catch_up()?;
         Ok(players)
+    }
+
+    /// Bounds registrations without the admin key to `per_minute` a
+    /// minute (`None`: no bound).
+    pub fn with_registration_rate(mut self, per_minute: Option<NonZeroU32>) -> Players {
+        self.rate = per_minute.map(RegistrationRate::new);
+        self
     }
 
     fn stream() -> GameId {
         GameId::new(REGISTRY_STREAM).unwrap_or_else(|_| unreachable!("a valid stream id"))
     }
 
-    /// Folds the registry again if it has event `seq` and this node's fold
-    /// stops before it: another node on a shared store wrote it.
+    /// Folds in the registry's events from `seq` on if this node's fold
+    /// stops before it: another node on a shared store wrote them.
     pub fn refresh(&self, seq: u64) -> Result<(), ApiError> {
-        let known = self
-            .registry
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .version;
-        if seq > known {
+        if seq > self.version() {
             let _writing = self.writing.lock().unwrap_or_else(PoisonError::into_inner);
-            self.reload()?;
+            // This node's own registration may have folded it meanwhile.
+            if seq > self.version() {
+                self.catch_up()?;
+            }
         }
         Ok(())
     }
 
-    /// Folds the registry again from the store.
-    pub(crate) fn reload(&self) -> Result<(), ApiError> {
-        let stored = match self.store.read_game(&Self::stream(), 1) {
+    fn version(&self) -> u64 {
+        self.registry
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .version
+    }
+
+    /// Folds in the registry's stored events after this node's fold, read
+    /// from there: as costly whatever the registry's size. Called with
+    /// `writing` held (or before anyone else can write), so that no event
+    /// is folded twice.
+    pub(crate) fn catch_up(&self) -> Result<(), ApiError> {
+        let from = self.version() + 1;
+        let stored = match self.store.read_game(&Self::stream(), from) {
             Ok(stored) => stored,
             Err(StoreError::NotFound(_)) => Vec::new(),
             Err(error) => return Err(store_error(error)),
         };
-        let mut folded = Folded::default();
+        let mut decoded = Vec::with_capacity(stored.len());
         for event in &stored {
             if event.schema != REGISTRY_SCHEMA {
                 return Err(ApiError::Corrupt(format!(
@@ -115,12 +169,15 @@ impl Players {
                     event.seq, event.schema
                 )));
             }
-            let decoded = RegistryEvent::decode(&event.payload)
+            let registry_event = RegistryEvent::decode(&event.payload)
                 .map_err(|e| ApiError::Corrupt(format!("{REGISTRY_STREAM} event {}: {e}", event.seq)))?;
-            folded.registry.apply(&decoded);
-            folded.version = event.seq;
+            decoded.push((event.seq, registry_event));
         }
-        *self.registry.write().unwrap_or_else(PoisonError::into_inner) = folded;
+        let mut folded = self.registry.write().unwrap_or_else(PoisonError::into_inner);
+        for (seq, event) in decoded {
+            folded.registry.apply(&event);
+            folded.version = seq;
+        }
         Ok(())
     }
 
@@ -161,10 +218,10 @@ impl Players {
                     folded.version = written.last_seq;
                     return Ok(());
                 }
-                Err(StoreError::Conflict { .. }) if attempt < ATTEMPTS => self.reload()?,
+                Err(StoreError::Conflict { .. }) if attempt < ATTEMPTS => self.catch_up()?,
                 Err(error) => {
                     // Whatever happened, the next decision starts from the store.
-                    let _ = self.reload();
+                    let _ = self.catch_up();
                     return Err(store_error(error));
                 }
             }
@@ -183,10 +240,14 @@ impl Players {
     /// `caller`: the request's bearer token, the admin key when
     /// registration is not open.
     pub fn register(&self, caller: Option<&str>, name: &str) -> Result<(PlayerRecord, String), ApiError> {
-        if self.registration == Registration::Admin && !self.is_admin(caller) {
+        let admin = self.is_admin(caller);
+        if self.registration == Registration::Admin && !admin {
             return Err(ApiError::RegistrationClosed);
         }
         let name = parse_name("name", name)?;
+        if let Some(rate) = self.rate.as_ref().filter(|_| !admin) {
+            rate.take()?;
+        }
         let key = auth::new_token().map_err(|e| ApiError::Internal(format!("no randomness: {e}")))?;
         let key_hash = auth::hex(&auth::hash(&key));
         self.write(|registry| {

@@ -5,8 +5,13 @@
 //!
 //! The checks are pieces that VerifyGame and the offline audit of archives
 //! (`crate::audit`) share: [`verify_record`], [`check_chain`] (any
-//! stream's exported log), [`replay_log`], [`check_seed`], [`log_record`]
-//! and [`same_game`].
+//! stream's exported log), [`replay_log`], [`check_commitment`],
+//! [`check_revealed_seed`], [`log_record`] and [`same_game`].
+//!
+//! Each check compares two things obtained apart: a log's seed is checked
+//! against a commitment only when the caller brings one (the one it was
+//! shown while the game ran), never against the commitment this server
+//! would compute from the very seed it exported.
 
 use carcassonne_archive::{ArchiveBuilder, Kind, SigningKey};
 use carcassonne_engine::record::{Interruption, Record, RecordError, Replay, TimelineEntry, Turn};
@@ -179,17 +184,13 @@ impl Problem {
 }
 
 /// The check of `carcassonne verify` on a record, and on an event log with
-/// its hash chain, seed and commitment when one is given; a record given
-/// with a log must be the log's record, turn by turn.
+/// its hash chain and seed, and the commitment when one is given; a
+/// record given with a log must be the log's record, turn by turn.
 pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
+    let commitment = Some(request.seed_sha256.as_str()).filter(|c| !c.is_empty());
     let outcome = verify_record(&request.record_json).and_then(|(record, replay)| {
         if !request.events.is_empty() {
-            let log = verify_log(
-                &request.name,
-                &request.events,
-                &request.seed,
-                &request.seed_sha256,
-            )?;
+            let log = verify_log(&request.name, &request.events, &request.seed, commitment)?;
             same_game(&record, &log)?;
         }
         Ok(replay)
@@ -197,6 +198,7 @@ pub fn verify(request: &proto::VerifyGameRequest) -> proto::VerifyGameResponse {
     match outcome {
         Ok(replay) => proto::VerifyGameResponse {
             ok: true,
+            commitment_checked: !request.events.is_empty() && commitment.is_some(),
             scores: replay.game.scores().to_vec(),
             finished: replay.game.is_finished(),
             ending: replay.game.ending().map(crate::api::view::ending),
@@ -371,22 +373,16 @@ fn hash(hex: &str) -> Option<Hash> {
 
 /// Checks an event log: every record's hash over its content, the chain
 /// from one to the next, the rules (every event replayed), the draws
-/// against the revealed seed, and the seed against `commitment`, the one
-/// the players were shown. Returns the log's record.
+/// against the revealed seed, and, when given, the seed against
+/// `commitment`, the one the players were shown (without it, a log forged
+/// with another seed and recomputed hashes checks out: the answer says
+/// the commitment was not checked). Returns the log's record.
 fn verify_log(
     name: &str,
     events: &[proto::StoredEvent],
     seed: &str,
-    commitment: &str,
+    commitment: Option<&str>,
 ) -> Result<Record, Problem> {
-    // Without the commitment players were shown, a log forged with another
-    // seed and recomputed hashes would check out.
-    if commitment.is_empty() {
-        return Err(Problem::event(
-            0,
-            "seed_sha256: the commitment the players were shown is required with events",
-        ));
-    }
     let id = crate::api::parse::game_name(name)
         .ok()
         .and_then(|id| GameId::new(id).ok())
@@ -398,7 +394,10 @@ fn verify_log(
         })?;
     let stored = check_chain(&id, events)?;
     let loaded = replay_log(&stored)?;
-    check_seed(&loaded, seed, commitment)?;
+    if let Some(commitment) = commitment {
+        check_commitment(&loaded, commitment)?;
+    }
+    check_revealed_seed(&loaded, seed)?;
     log_record(&loaded, &stored)
 }
 
@@ -461,13 +460,6 @@ pub fn replay_log(stored: &[StoredEvent]) -> Result<Loaded, Problem> {
             .map_err(|e| Problem::event(event.seq as i64, e))?;
     }
     Ok(loaded)
-}
-
-/// The replayed game's seed against `commitment` (the `seed_sha256` the
-/// players were shown, hex) and against `seed`, the one revealed (hex).
-pub fn check_seed(loaded: &Loaded, seed: &str, commitment: &str) -> Result<(), Problem> {
-    check_commitment(loaded, commitment)?;
-    check_revealed_seed(loaded, seed)
 }
 
 /// The creation's seed hashes to `commitment` (hex).

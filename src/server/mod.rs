@@ -6,6 +6,7 @@
 //! they answer), close the store.
 
 pub mod admin;
+pub mod archive_cache;
 pub(crate) mod audience;
 pub mod audit;
 mod challenge_service;
@@ -126,6 +127,8 @@ pub struct ServerConfig {
     pub admin_key: Option<String>,
     /// Who may register players.
     pub registration: crate::players::Registration,
+    /// Registrations a minute without the admin key (`None`: unbounded).
+    pub registration_rate: Option<std::num::NonZeroU32>,
     /// How the server plays its games' bot seats.
     pub bots: crate::games::bot_seats::BotConfig,
     /// Connections and streams: how many, how long idle.
@@ -145,6 +148,7 @@ impl Default for ServerConfig {
             store: StoreConfig::default(),
             admin_key: None,
             registration: crate::players::Registration::Open,
+            registration_rate: Some(crate::players::DEFAULT_REGISTRATION_RATE),
             bots: crate::games::bot_seats::BotConfig::default(),
             connections: ConnectionLimits::default(),
         }
@@ -325,7 +329,8 @@ pub async fn serve_with_ready(
     let competition = |e: crate::api::status::ApiError| ServerError::Competition(e.to_string());
     let players = Arc::new(
         crate::players::Players::open(store.clone(), config.admin_key.as_deref(), config.registration)
-            .map_err(competition)?,
+            .map_err(competition)?
+            .with_registration_rate(config.registration_rate),
     );
     let seats = Arc::new(crate::players::seats::Seats::build(store.clone()).map_err(competition)?);
     let ratings = Arc::new(crate::ratings::RatingBook::open(store.clone()).map_err(competition)?);

@@ -325,20 +325,9 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
         request: Request<proto::ExportTournamentArchiveRequest>,
     ) -> Result<Response<Self::ExportTournamentArchiveStream>, Status> {
         let id = tournament_id(&request.get_ref().name)?;
-        let (tournaments, key) = (self.tournaments.clone(), self.key.clone());
-        let bytes = blocking(move || {
-            let held = tournaments.get(&id)?;
-            crate::tournaments::archive::archive(tournaments.games(), &held, &key)
-        })
-        .await?;
-        let chunks: Vec<_> = bytes
-            .chunks(1 << 20)
-            .map(|chunk| {
-                Ok(proto::ExportTournamentArchiveResponse {
-                    chunk: chunk.to_vec(),
-                })
-            })
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let archive = self.tournaments.archive(&id, self.key.clone()).await?;
+        let chunks = (self.tournaments.archives())
+            .download(archive, |chunk| proto::ExportTournamentArchiveResponse { chunk });
+        Ok(Response::new(Box::pin(chunks)))
     }
 }

@@ -47,6 +47,8 @@ pub struct WatchService {
     lobby: Arc<lobby::Lobby>,
     /// The server's key, which signs archives.
     key: Arc<carcassonne_archive::SigningKey>,
+    /// Finished games' archives, built once.
+    archives: Arc<super::archive_cache::ArchiveCache>,
     /// Turns true when the server shuts down: every stream then ends, so
     /// that the graceful shutdown does not wait for watchers forever.
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -68,6 +70,11 @@ impl WatchService {
             feeds,
             lobby,
             key,
+            archives: super::archive_cache::ArchiveCache::new(
+                GAME_ARCHIVES_KEPT_BYTES,
+                ARCHIVE_CHUNK,
+                GAME_ARCHIVES_BYTES_PER_SECOND,
+            ),
             stopping,
         }
     }
@@ -259,22 +266,12 @@ impl proto::watch_service_server::WatchService for WatchService {
         &self,
         request: Request<proto::VerifyGameRequest>,
     ) -> Result<Response<proto::VerifyGameResponse>, Status> {
-        let mut r = request.into_inner();
-        let games = self.games.clone();
-        let answer = tokio::task::spawn_blocking(move || {
-            // A log of a game this server holds is checked against the
-            // commitment it showed that game's players.
-            if !r.events.is_empty()
-                && r.seed_sha256.is_empty()
-                && let Ok(id) = request::game_id(&r.name)
-                && let Ok(stored) = games.current(&id)
-            {
-                r.seed_sha256 = stored.info.seed_sha256.clone();
-            }
-            super::audit::verify(&r)
-        })
-        .await
-        .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let r = request.into_inner();
+        // The commitment is the caller's to bring: this server's would be
+        // computed from the very seed it exports, a check that cannot fail.
+        let answer = tokio::task::spawn_blocking(move || super::audit::verify(&r))
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(Response::new(answer))
     }
 
@@ -284,18 +281,15 @@ impl proto::watch_service_server::WatchService for WatchService {
     ) -> Result<Response<Self::ExportGameArchiveStream>, Status> {
         let id = request::game_id(&request.get_ref().name)?;
         let (games, key) = (self.games.clone(), self.key.clone());
-        let archive = tokio::task::spawn_blocking(move || super::audit::game_archive(&games, &id, &key))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??;
-        let chunks: Vec<Result<proto::ExportGameArchiveResponse, Status>> = archive
-            .chunks(ARCHIVE_CHUNK)
-            .map(|chunk| {
-                Ok(proto::ExportGameArchiveResponse {
-                    chunk: chunk.to_vec(),
-                })
-            })
-            .collect();
-        Ok(Response::new(Box::pin(tokio_stream::iter(chunks))))
+        let subject = id.to_string();
+        let archive = self
+            .archives
+            .get_or_build(&subject, move || super::audit::game_archive(&games, &id, &key))
+            .await?;
+        let chunks = self
+            .archives
+            .download(archive, |chunk| proto::ExportGameArchiveResponse { chunk });
+        Ok(Response::new(Box::pin(chunks)))
     }
 
     async fn get_server_key(
@@ -311,6 +305,12 @@ impl proto::watch_service_server::WatchService for WatchService {
 /// The most bytes of an archive in one message of ExportGameArchive: far
 /// below gRPC's message limits, whatever the archive's size.
 pub const ARCHIVE_CHUNK: usize = 1 << 20;
+
+/// The bytes of finished games' archives kept in memory (a game's is
+/// tens to hundreds of KB).
+const GAME_ARCHIVES_KEPT_BYTES: usize = 16 << 20;
+/// The bandwidth all downloads of games' archives share.
+const GAME_ARCHIVES_BYTES_PER_SECOND: usize = 32 << 20;
 
 /// What a replay shows: the steps after version `from` up to `to`.
 struct Plan {

@@ -33,6 +33,7 @@ use crate::api::status::ApiError;
 use crate::games::{Games, NewGame, store_error};
 use crate::players::Players;
 use crate::proto;
+use crate::server::archive_cache::ArchiveCache;
 
 /// The prefix of every tournament's stream id.
 pub const TOURNAMENT_STREAM_PREFIX: &str = "@tournament/";
@@ -66,7 +67,18 @@ pub struct Tournaments {
     held: Mutex<BTreeMap<String, Arc<Mutex<Held>>>>,
     /// The id of every tournament that changed, for its watchers.
     changes: broadcast::Sender<String>,
+    /// Finished tournaments' archives, built once.
+    archives: Arc<ArchiveCache>,
 }
+
+/// The bytes of finished tournaments' archives kept in memory: a few of
+/// the largest (a 120-game tournament's is about 10 MB).
+pub const ARCHIVES_KEPT_BYTES: usize = 64 << 20;
+/// The most bytes of an archive in one message of ExportTournamentArchive.
+pub const ARCHIVE_CHUNK: usize = 1 << 20;
+/// The bandwidth all downloads of tournaments' archives share: a 10 MB
+/// archive in a third of a second alone.
+pub const ARCHIVES_BYTES_PER_SECOND: usize = 32 << 20;
 
 /// Decodes a tournament's stored events into its state.
 pub fn fold(id: &str, stored: &[StoredEvent]) -> Result<Held, String> {
@@ -164,6 +176,20 @@ fn tournament_streams(store: &dyn EventStore) -> Result<Vec<(String, GameSummary
     Ok(streams)
 }
 
+/// The request id of a step the server takes in a tournament's stream,
+/// `~{kind}/{subject}`: the step is stored once however often it is
+/// retried. The subject (a participant's name, a game id) is
+/// form-urlencoded, so that the id is valid whatever it names: a house
+/// bot's name holds spaces, which no request id may ("greedy bot 1" is
+/// `greedy+bot+1`). Letters, digits, '-' and '_' stay as they are, so a
+/// registered player's name and a tournament's game id read as before,
+/// and no two subjects meet (no registered name holds a '+').
+fn step_request(kind: &str, subject: &str) -> Result<RequestId, ApiError> {
+    let subject: String = form_urlencoded::byte_serialize(subject.as_bytes()).collect();
+    RequestId::new(format!("{}{kind}/{subject}", crate::games::SERVER_REQUEST_PREFIX))
+        .map_err(|e| ApiError::Internal(format!("a tournament's request id: {e}")))
+}
+
 fn tournament_error(error: TournamentError) -> ApiError {
     ApiError::TournamentState(error.to_string())
 }
@@ -188,6 +214,7 @@ impl Tournaments {
             players,
             held: Mutex::new(held),
             changes: broadcast::channel(1024).0,
+            archives: ArchiveCache::new(ARCHIVES_KEPT_BYTES, ARCHIVE_CHUNK, ARCHIVES_BYTES_PER_SECOND),
         })
     }
 
@@ -226,16 +253,51 @@ impl Tournaments {
     }
 
     /// [`Tournaments::refresh`] for every tournament stream of the store:
-    /// after this node fell behind the store's stream.
-    pub fn refresh_all(&self) -> Result<(), ApiError> {
+    /// after this node fell behind the store's stream. Returns each
+    /// tournament that could not be folded, with why: one does not keep
+    /// the others from being refreshed.
+    pub fn refresh_all(&self) -> Result<Vec<(String, ApiError)>, ApiError> {
+        let mut failed = Vec::new();
         for (id, summary) in tournament_streams(self.store.as_ref())? {
-            self.refresh(&id, summary.last_seq)?;
+            if let Err(error) = self.refresh(&id, summary.last_seq) {
+                failed.push((id, error));
+            }
         }
-        Ok(())
+        Ok(failed)
     }
 
     pub fn games(&self) -> &Arc<Games> {
         &self.games
+    }
+
+    /// The signed archive of the finished tournament `id`, built once
+    /// (`archive::archive`) and kept.
+    pub async fn archive(
+        self: &Arc<Self>,
+        id: &str,
+        key: Arc<carcassonne_archive::SigningKey>,
+    ) -> Result<bytes::Bytes, ApiError> {
+        // Unknown or running: no build, and nothing kept.
+        let held = self.get(id)?;
+        if !held.tournament.is_finished() {
+            return Err(ApiError::TournamentState(format!(
+                "tournaments/{id} is running: its archive (and its seed) come at its end"
+            )));
+        }
+        let this = self.clone();
+        let subject = id.to_owned();
+        self.archives
+            .get_or_build(id, move || {
+                let held = this.get(&subject)?;
+                archive::archive(&this.games, &held, &key)
+            })
+            .await
+    }
+
+    /// The cache of finished tournaments' archives, whose downloads share
+    /// its bandwidth.
+    pub fn archives(&self) -> &Arc<ArchiveCache> {
+        &self.archives
     }
 
     /// Tells of every tournament that changes, by id.
@@ -273,17 +335,15 @@ impl Tournaments {
         &self,
         id: &str,
         held: &mut Held,
-        request: &str,
+        request: &RequestId,
         events: Vec<TournamentEvent>,
     ) -> Result<(), ApiError> {
         if events.is_empty() {
             return Ok(());
         }
         let batch = to_batch(&events);
-        let request =
-            RequestId::new(request).map_err(|e| ApiError::Internal(format!("a request id: {e}")))?;
         let stream = stream_of(id)?;
-        let appended = match self.store.append(&stream, held.version, &request, &batch) {
+        let appended = match self.store.append(&stream, held.version, request, &batch) {
             Ok(appended) if appended.first_seq == held.version + 1 => Some(appended),
             // Another server node stored this very step (the request id
             // names it) or moved the tournament on first: the store's
@@ -373,7 +433,8 @@ impl Tournaments {
                     player: player.clone(),
                 })
                 .map_err(tournament_error)?;
-            self.append(id, &mut held, &format!("~withdrawn/{player}"), events)?;
+            let request = step_request("withdrawn", player.as_str())?;
+            self.append(id, &mut held, &request, events)?;
             tracing::info!(tournament = %id, player = %player, "player withdrawn");
         }
         self.get(id)
@@ -433,7 +494,7 @@ impl Tournaments {
                         result,
                     })
                     .map_err(tournament_error)?;
-                self.append(id, &mut held, &format!("~result/{game}"), events)?;
+                self.append(id, &mut held, &step_request("result", game)?, events)?;
             }
             // The next round, or the end.
             let round = held.tournament.round();
@@ -445,7 +506,8 @@ impl Tournaments {
                 self.open_round(id, &held)?;
                 return Ok(resignations);
             }
-            self.append(id, &mut held, &format!("~advance/{}", round + 1), events)?;
+            let request = step_request("advance", &(round + 1).to_string())?;
+            self.append(id, &mut held, &request, events)?;
             if held.tournament.is_finished() {
                 tracing::info!(tournament = %id, "tournament finished");
             } else {

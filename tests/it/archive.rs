@@ -511,3 +511,64 @@ fn a_bad_key_argument_is_a_clear_error() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains("--key"), "{stderr}");
 }
+
+/// A finished game's archive is built once: later downloads, over gRPC
+/// and HTTP, are the very same bytes (a build stamps its time), never
+/// gzipped per download.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_games_archive_is_built_once_and_every_download_is_the_same_bytes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data")).await;
+    let name = finished_game(&server, "archived-once", 7).await;
+    let mut watcher = server.watcher().await;
+    let first = export(&mut watcher, &name).await.unwrap();
+    for _ in 0..3 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+        assert!(
+            export(&mut watcher, &name).await.unwrap() == first,
+            "another build"
+        );
+        let id = name.trim_start_matches("games/");
+        // Even for a client that takes gzip: the kept bytes as they are,
+        // not compressed again for each download.
+        let answer = crate::http::get(
+            &server,
+            &format!("/api/games/{id}/archive"),
+            &[("accept-encoding", "gzip")],
+        )
+        .await;
+        assert_eq!(answer.header("content-encoding"), "");
+        assert!(answer.body.to_vec() == first, "another build");
+    }
+}
+
+/// `GET /api/games/{id}/verify` checks the game's seed against a
+/// commitment only when the caller brings one (the one it was shown while
+/// the game ran): this server's own is computed from the very seed it
+/// exports, a check that cannot fail, so without one the answer says the
+/// commitment was not checked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_verify_page_checks_the_commitment_the_caller_brings_and_only_that() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TestServer::start(&dir.path().join("data")).await;
+    let mut client = server.client().await;
+    let (name, tokens) = new_game(&mut client, "verified-game-01", 5).await;
+    let shown = crate::support::game(&mut client, &name).await.seed_sha256;
+    play_to_end(&mut client, &name, &tokens).await;
+    let id = name.trim_start_matches("games/");
+    let verify = async |query: &str| -> proto::VerifyGameResponse {
+        let answer = crate::http::get(&server, &format!("/api/games/{id}/verify{query}"), &[]).await;
+        assert_eq!(answer.status, 200);
+        answer.json()
+    };
+    let unchecked = verify("").await;
+    assert!(unchecked.ok && unchecked.finished, "{unchecked:?}");
+    assert!(!unchecked.commitment_checked, "{unchecked:?}");
+    let checked = verify(&format!("?seed_sha256={shown}")).await;
+    assert!(checked.ok && checked.commitment_checked, "{checked:?}");
+    let other = "ab".repeat(32);
+    let refuted = verify(&format!("?seed_sha256={other}")).await;
+    assert!(!refuted.ok && !refuted.commitment_checked, "{refuted:?}");
+    assert!(refuted.error.contains("commitment"), "{refuted:?}");
+    assert_eq!(refuted.at, 2);
+}

@@ -680,3 +680,309 @@ async fn a_resumed_player_stream_sends_what_the_uninterrupted_one_sent_after_its
         assert!(pending_now.is_empty());
     }
 }
+
+/// One rated game whose end can never be recorded (its events do not fold)
+/// holds up no other: the recorder logs it and goes on, finding the games
+/// that ended before it started and those that end while it runs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_game_whose_end_never_records_holds_up_no_other() {
+    use carcassonne::games::stored::Opened;
+    use carcassonne::games::{Games, NewGame};
+    use carcassonne::players::Players;
+    use carcassonne::players::seats::Seats;
+    use carcassonne::ratings::RatingBook;
+    use carcassonne::recorder::Recorder;
+    use carcassonne::tournaments::Tournaments;
+    use carcassonne_competition::PlayerName;
+    use carcassonne_engine::{Rules, Seed, Setup};
+    use carcassonne_store::{EventStore, GameId, MemoryStore, RequestId};
+
+    let store: Arc<dyn EventStore> = Arc::new(MemoryStore::default());
+    let games = Arc::new(Games::new(store.clone(), 100));
+    let players = Arc::new(Players::open(store.clone(), Some(ADMIN_KEY), Registration::Admin).unwrap());
+    let names = ["Ada", "Brun"];
+    for name in names {
+        players.register(Some(ADMIN_KEY), name).unwrap();
+    }
+    let accounts: Vec<_> = names
+        .iter()
+        .map(|n| Some(players.account(&PlayerName::new(*n).unwrap()).unwrap()))
+        .collect();
+    // A rated game between them that is over at once: its bag is empty.
+    let finished = |id: &str| {
+        let new = NewGame {
+            accounts: accounts.clone(),
+            rated: true,
+            ..NewGame::guests(
+                Setup {
+                    rules: Rules::default(),
+                    players: names.map(str::to_owned).to_vec(),
+                    tiles: Some(Vec::new()),
+                    seed: Some(Seed::from_u64(1)),
+                    time_control: None,
+                },
+                0,
+            )
+        };
+        let id = GameId::new(id).unwrap();
+        games
+            .create(&id, &RequestId::new(format!("create-{id}")).unwrap(), new)
+            .unwrap();
+        id
+    };
+    // Sorted first among the ends to record: a rated opening of theirs
+    // with no creation after it, so the game never folds.
+    let broken = GameId::new("a-broken").unwrap();
+    let opened = Opened {
+        token_hashes: vec![Default::default(); 2],
+        accounts: names.map(|n| Some(n.to_owned())).to_vec(),
+        rated: true,
+        ..Opened::default()
+    };
+    store
+        .append(&broken, 0, &RequestId::none(), &[opened.to_new_event()])
+        .unwrap();
+    let before = finished("b-before");
+
+    let ratings = Arc::new(RatingBook::open(store.clone()).unwrap());
+    let recorder = Arc::new(Recorder {
+        games: games.clone(),
+        seats: Arc::new(Seats::build(store.clone()).unwrap()),
+        ratings: ratings.clone(),
+        tournaments: Arc::new(Tournaments::open(store.clone(), games.clone(), players.clone()).unwrap()),
+        players,
+    });
+    let (stop, stopping) = tokio::sync::watch::channel(false);
+    let running = tokio::spawn(recorder.run(stopping));
+    // Let the first catch-up meet the broken game before another ends.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = finished("c-after");
+    let rated = async {
+        while !(ratings.is_rated(&before) && ratings.is_rated(&after)) {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    };
+    let recorded = tokio::time::timeout(Duration::from_secs(10), rated).await;
+    assert!(
+        recorded.is_ok(),
+        "rated: before {}, after {}",
+        ratings.is_rated(&before),
+        ratings.is_rated(&after)
+    );
+    assert!(!ratings.is_rated(&broken));
+    stop.send(true).unwrap();
+    running.await.unwrap();
+}
+
+/// A MemoryStore that counts the events its readers are given.
+#[derive(Default)]
+struct CountingStore {
+    inner: carcassonne_store::MemoryStore,
+    events_read: std::sync::atomic::AtomicUsize,
+}
+
+impl CountingStore {
+    fn count(
+        &self,
+        read: carcassonne_store::Result<Vec<carcassonne_store::StoredEvent>>,
+    ) -> carcassonne_store::Result<Vec<carcassonne_store::StoredEvent>> {
+        if let Ok(events) = &read {
+            self.events_read
+                .fetch_add(events.len(), std::sync::atomic::Ordering::SeqCst);
+        }
+        read
+    }
+
+    fn events_read(&self) -> usize {
+        self.events_read.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl carcassonne_store::EventStore for CountingStore {
+    fn write_at(
+        &self,
+        game: &carcassonne_store::GameId,
+        expected_seq: u64,
+        request_id: &carcassonne_store::RequestId,
+        time_millis: u64,
+        events: &[carcassonne_store::NewEvent],
+    ) -> carcassonne_store::Result<carcassonne_store::Written> {
+        self.inner
+            .write_at(game, expected_seq, request_id, time_millis, events)
+    }
+    fn now_millis(&self) -> u64 {
+        self.inner.now_millis()
+    }
+    fn find_request(
+        &self,
+        game: &carcassonne_store::GameId,
+        request_id: &carcassonne_store::RequestId,
+    ) -> carcassonne_store::Result<Option<carcassonne_store::Written>> {
+        self.inner.find_request(game, request_id)
+    }
+    fn read_game(
+        &self,
+        game: &carcassonne_store::GameId,
+        from_seq: u64,
+    ) -> carcassonne_store::Result<Vec<carcassonne_store::StoredEvent>> {
+        self.count(self.inner.read_game(game, from_seq))
+    }
+    fn read_game_chunk(
+        &self,
+        game: &carcassonne_store::GameId,
+        from_seq: u64,
+        limit: usize,
+    ) -> carcassonne_store::Result<Vec<carcassonne_store::StoredEvent>> {
+        self.count(self.inner.read_game_chunk(game, from_seq, limit))
+    }
+    fn read_all(
+        &self,
+        from_position: u64,
+        limit: usize,
+    ) -> carcassonne_store::Result<Vec<carcassonne_store::StoredEvent>> {
+        self.count(self.inner.read_all(from_position, limit))
+    }
+    fn game(
+        &self,
+        game: &carcassonne_store::GameId,
+    ) -> carcassonne_store::Result<Option<carcassonne_store::GameSummary>> {
+        self.inner.game(game)
+    }
+    fn list_games(
+        &self,
+        page_token: Option<&str>,
+        page_size: usize,
+    ) -> carcassonne_store::Result<carcassonne_store::GamePage> {
+        self.inner.list_games(page_token, page_size)
+    }
+    fn last_position(&self) -> u64 {
+        self.inner.last_position()
+    }
+    fn subscribe_game(&self, game: &carcassonne_store::GameId) -> carcassonne_store::EventReceiver {
+        self.inner.subscribe_game(game)
+    }
+    fn subscribe_all(&self) -> carcassonne_store::EventReceiver {
+        self.inner.subscribe_all()
+    }
+    fn verify_game(
+        &self,
+        game: &carcassonne_store::GameId,
+    ) -> carcassonne_store::Result<carcassonne_store::VerifyReport> {
+        self.inner.verify_game(game)
+    }
+    fn verify_all(&self) -> carcassonne_store::Result<carcassonne_store::VerifyReport> {
+        self.inner.verify_all()
+    }
+}
+
+/// What a registration costs does not grow with the registry: a node
+/// that learns of a new registration (the recorder hands it every event
+/// of the registry's stream, and on a shared store another node may have
+/// written it) reads the events it has not folded, never the whole
+/// registry again, and a refresh for an event it holds reads nothing.
+#[test]
+fn a_registry_refresh_reads_only_the_events_it_has_not_folded() {
+    use carcassonne::players::Players;
+    use carcassonne_store::EventStore as _;
+
+    let store = Arc::new(CountingStore::default());
+    let shared: Arc<dyn carcassonne_store::EventStore> = store.clone();
+    let here = Players::open(shared.clone(), Some(ADMIN_KEY), Registration::Open).unwrap();
+    let there = Players::open(shared, Some(ADMIN_KEY), Registration::Open).unwrap();
+    let registry = carcassonne_store::GameId::new(carcassonne::players::REGISTRY_STREAM).unwrap();
+    let last_seq = || store.game(&registry).unwrap().unwrap().last_seq;
+    for n in 0..200 {
+        here.register(None, &format!("p{n:03}")).unwrap();
+        // This node wrote it: the recorder's refresh, after the write or
+        // racing it, reads nothing.
+        let before = store.events_read();
+        here.refresh(last_seq()).unwrap();
+        assert_eq!(store.events_read(), before, "registration {n}");
+    }
+    there.refresh(last_seq()).unwrap();
+    assert!(there.get(&"p199".parse().unwrap()).is_ok());
+    // One more, written here: the other node reads that one.
+    here.register(None, "late").unwrap();
+    let before = store.events_read();
+    there.refresh(last_seq()).unwrap();
+    assert_eq!(store.events_read() - before, 1);
+    assert!(there.get(&"late".parse().unwrap()).is_ok());
+}
+
+/// `serve --registration-rate`: registrations without the admin key are
+/// bounded server-wide; past the bound, RESOURCE_EXHAUSTED says when to
+/// retry and stores nothing, and the admin key still registers.
+#[tokio::test]
+async fn anonymous_registrations_past_the_rate_are_refused_and_the_admin_key_still_registers() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = crate::support::TestServer::start_with(carcassonne::server::ServerConfig {
+        data: dir.path().to_owned(),
+        admin_key: Some(ADMIN_KEY.to_owned()),
+        registration: Registration::Open,
+        registration_rate: std::num::NonZeroU32::new(3),
+        ..carcassonne::server::ServerConfig::default()
+    })
+    .await;
+    let mut players = players_client(&server).await;
+    let request = |name: &str| proto::RegisterPlayerRequest {
+        name: name.to_owned(),
+    };
+    for name in ["Ada", "Brun", "Cleo"] {
+        players.register_player(request(name)).await.unwrap();
+    }
+    let refused = players.register_player(request("Dirk")).await.unwrap_err();
+    assert_eq!(
+        (refused.code(), reason(&refused).as_str()),
+        (Code::ResourceExhausted, "REGISTRATION_RATE"),
+        "{refused:?}"
+    );
+    assert!(
+        refused.message().contains("3 players a minute"),
+        "{}",
+        refused.message()
+    );
+    use tonic_types::StatusExt as _;
+    let retry_after: u64 = refused.get_error_details().error_info().unwrap().metadata["retry_after_ms"]
+        .parse()
+        .unwrap();
+    assert!((1..=20_000).contains(&retry_after), "{retry_after}");
+    let missing = players
+        .get_player(proto::GetPlayerRequest {
+            name: "players/Dirk".to_owned(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(missing.code(), Code::NotFound);
+    register(&server, "Dirk").await;
+}
+
+/// The ratings are folded the same way: a refresh reads only the rated
+/// games this node has not folded yet.
+#[test]
+fn a_ratings_refresh_reads_only_the_events_it_has_not_folded() {
+    use carcassonne::ratings::{RATINGS_STREAM, RatingBook};
+    use carcassonne_competition::PlayerName;
+    use carcassonne_store::EventStore as _;
+
+    let store = Arc::new(CountingStore::default());
+    let shared: Arc<dyn carcassonne_store::EventStore> = store.clone();
+    let here = RatingBook::open(shared.clone()).unwrap();
+    let there = RatingBook::open(shared).unwrap();
+    let ratings = carcassonne_store::GameId::new(RATINGS_STREAM).unwrap();
+    let last_seq = || store.game(&ratings).unwrap().unwrap().last_seq;
+    let players = || vec![PlayerName::new("Ada").unwrap(), PlayerName::new("Brun").unwrap()];
+    let game = |n: usize| carcassonne_store::GameId::new(format!("g{n:03}")).unwrap();
+    for n in 0..100 {
+        here.rate(&game(n), players(), vec![1, 2]).unwrap();
+    }
+    there.refresh(last_seq()).unwrap();
+    assert!(there.is_rated(&game(99)));
+    here.rate(&game(100), players(), vec![2, 1]).unwrap();
+    let before = store.events_read();
+    there.refresh(last_seq()).unwrap();
+    assert_eq!(store.events_read() - before, 1);
+    assert!(there.is_rated(&game(100)));
+    let before = store.events_read();
+    here.refresh(last_seq()).unwrap();
+    assert_eq!(store.events_read(), before, "its own: nothing to read");
+}

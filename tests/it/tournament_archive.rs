@@ -599,3 +599,37 @@ async fn an_archive_with_a_withdrawal_passes_the_audit_and_tampering_with_the_wi
         ),
     );
 }
+
+/// A finished tournament's archive is built once: downloads at once, over
+/// gRPC and HTTP, and later ones are the very same bytes (a build stamps
+/// its time in the manifest, so a second build would differ).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_finished_tournaments_archive_is_built_once_and_every_download_is_the_same_bytes() {
+    let (server, _dir, name, first) = played(|names| proto::CreateTournamentRequest {
+        rounds: 1,
+        ..tournament_request("built-once-0000001", names)
+    })
+    .await;
+    let server = std::sync::Arc::new(server);
+    let id = name.trim_start_matches("tournaments/").to_owned();
+    let downloads: Vec<_> = (0..20)
+        .map(|n| {
+            let (server, name, id) = (server.clone(), name.clone(), id.clone());
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(n)).await;
+                if n % 2 == 0 {
+                    export(&server, &name).await
+                } else {
+                    let answer =
+                        crate::http::get(&server, &format!("/api/tournaments/{id}/archive"), &[]).await;
+                    assert_eq!(answer.status, 200);
+                    answer.body.to_vec()
+                }
+            })
+        })
+        .collect();
+    for download in downloads {
+        assert!(download.await.unwrap() == first, "another build");
+    }
+    assert!(export(&server, &name).await == first, "another build");
+}

@@ -633,6 +633,42 @@ async fn a_round_robin_of_three_player_tables_scores_table_points() {
 }
 
 #[tokio::test]
+async fn a_tournament_created_without_table_points_gets_one_zero_or_five_three_two_one_zero_cut_to_its_tables()
+ {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let mut names = Vec::new();
+    for i in 0..5 {
+        let name = format!("Idle{i}");
+        register(&server, &name).await;
+        names.push(name);
+    }
+    let mut client = tournaments_client(&server).await;
+    for (table_size, expected) in [
+        (0, vec![1, 0]),
+        (2, vec![1, 0]),
+        (3, vec![5, 3, 2]),
+        (4, vec![5, 3, 2, 1]),
+        (5, vec![5, 3, 2, 1, 0]),
+    ] {
+        let request = proto::CreateTournamentRequest {
+            rounds: 1,
+            table_size,
+            table_points: Vec::new(),
+            ..tournament_request(&format!("default-points-{table_size:04}"), &names)
+        };
+        let created = client
+            .create_tournament(with_token(request, &boss))
+            .await
+            .unwrap()
+            .into_inner()
+            .tournament
+            .unwrap();
+        assert_eq!(created.table_points, expected, "tables of {table_size}");
+    }
+}
+
+#[tokio::test]
 async fn a_match_of_two_games_alternates_the_first_seat_and_duplicate_bags_share_their_tiles() {
     let (server, _dir) = league_server(Registration::Open).await;
     let boss = organiser(&server, "Organiser").await;
@@ -831,6 +867,68 @@ async fn only_organisers_create_tournaments_and_withdrawn_players_are_never_pair
     for task in tasks {
         task.abort();
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_organiser_withdraws_a_house_bot_like_any_participant_and_the_archive_audits_clean() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let boss = organiser(&server, "Organiser").await;
+    let (names, _played, tasks) = start_bots(&server, 2, None).await;
+    let mut client = tournaments_client(&server).await;
+    let request = proto::CreateTournamentRequest {
+        format: proto::TournamentFormat::RoundRobin as i32,
+        rounds: 0,
+        house_bots: vec!["random".to_owned(), "random".to_owned()],
+        ..tournament_request("withdraw-house-bot-01", &names)
+    };
+    let created = client
+        .create_tournament(with_token(request, &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    let bot = "players/random bot 1";
+    let withdraw = proto::WithdrawPlayerRequest {
+        name: created.name.clone(),
+        player: bot.to_owned(),
+    };
+    let after = client
+        .withdraw_player(with_token(withdraw.clone(), &boss))
+        .await
+        .unwrap()
+        .into_inner()
+        .tournament
+        .unwrap();
+    assert_eq!(after.withdrawn, [bot]);
+    let twice = client
+        .withdraw_player(with_token(withdraw, &boss))
+        .await
+        .unwrap_err();
+    assert_eq!(reason(&twice), "TOURNAMENT_STATE", "{twice:?}");
+
+    let end = finish(&server, &created.name, Duration::from_secs(600)).await;
+    let tournament = end.tournament.unwrap();
+    for round in &tournament.paired_rounds[1..] {
+        for table in &round.tables {
+            assert!(!table.players.contains(&bot.to_owned()), "round {}", round.round);
+        }
+    }
+    for task in tasks {
+        task.abort();
+    }
+    let bytes = crate::tournament_archive::export(&server, &created.name).await;
+    server.stop().await;
+    let (code, out) = crate::archive::audit(&bytes, &[]);
+    assert_eq!(code, Some(0), "{out}");
+    // The commitment is printed for the reader to compare with the one
+    // shown while the tournament ran; the archive cannot check it alone.
+    let line = format!(
+        "its SHA-256 {}: compare it with the seed_sha256 the players were shown while it ran",
+        created.seed_sha256
+    );
+    assert!(out.contains(&line), "{line}\n{out}");
+    assert!(!out.contains("which hashes to the commitment"), "{out}");
 }
 
 fn round_one_game_of<'a>(tournament: &'a proto::Tournament, player: &str) -> &'a proto::TournamentGame {

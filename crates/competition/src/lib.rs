@@ -44,7 +44,9 @@
 //! the field of each error): a name (1 to 100 characters), 2 to 256
 //! distinct participants, the format, the table size k (2 to 5), the
 //! table points (k whole points by place, best first, never increasing,
-//! at most 1000 each), the games per match (1 to 10), duplicate bags,
+//! at most 1000 each; without them, `[1, 0]` for duels and `5, 3, 2, 1, 0`
+//! cut to the table size otherwise, `Spec::default_table_points`), the
+//! games per match (1 to 10), duplicate bags,
 //! whether it is rated, and the games' rule options and time control
 //! (opaque here). A Swiss plays 1 to n-1 rounds; a round robin with
 //! tables of 3 or more needs at least k participants and at most

@@ -307,9 +307,18 @@ fn spec_check_names_the_field_of_each_error() {
 }
 
 #[test]
-fn default_table_points_give_a_point_per_player_beaten() {
-    assert_eq!(Spec::default_table_points(2), vec![1, 0]);
-    assert_eq!(Spec::default_table_points(4), vec![3, 2, 1, 0]);
+fn default_table_points_are_one_zero_for_duels_and_five_three_two_one_zero_cut_to_the_table() {
+    let check = |table_size: u8, expected: &[u32]| {
+        assert_eq!(
+            Spec::default_table_points(table_size),
+            expected,
+            "tables of {table_size}"
+        );
+    };
+    check(2, &[1, 0]);
+    check(3, &[5, 3, 2]);
+    check(4, &[5, 3, 2, 1]);
+    check(5, &[5, 3, 2, 1, 0]);
 }
 
 // ---- Lot and schedules -----------------------------------------------------------

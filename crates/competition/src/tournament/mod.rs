@@ -13,8 +13,8 @@ use std::fmt;
 pub use events::{GameResult, Table, TournamentCommand, TournamentError, TournamentEvent};
 pub use ids::{GAME_SEED_DOMAIN, game_id, game_seed, seed_commitment};
 pub use spec::{
-    Format, MAX_GAMES_PER_MATCH, MAX_PARTICIPANTS, MAX_PLACE_POINTS, MAX_ROUND_ROBIN_TABLES,
-    MAX_TOURNAMENT_NAME_LEN, MIN_PARTICIPANTS, Spec, SpecError,
+    DEFAULT_TABLE_POINTS, Format, MAX_GAMES_PER_MATCH, MAX_PARTICIPANTS, MAX_PLACE_POINTS,
+    MAX_ROUND_ROBIN_TABLES, MAX_TOURNAMENT_NAME_LEN, MIN_PARTICIPANTS, Spec, SpecError,
 };
 pub use standings::Standing;
 

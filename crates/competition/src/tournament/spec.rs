@@ -117,12 +117,24 @@ impl SpecError {
     }
 }
 
+/// The table points of tables of 3 to 5 players when an organiser gives
+/// none, cut to the table size.
+pub const DEFAULT_TABLE_POINTS: [u32; 5] = [5, 3, 2, 1, 0];
+
 impl Spec {
-    /// The table points used when an organiser gives none: one point per
-    /// player beaten, so `[1, 0]` for duels and `[3, 2, 1, 0]` for tables
-    /// of 4.
+    /// The table points used when an organiser gives none (as
+    /// CreateTournament promises): `[1, 0]` for duels, and
+    /// [`DEFAULT_TABLE_POINTS`] cut to the table size otherwise, so
+    /// `[5, 3, 2]` for tables of 3 and `[5, 3, 2, 1]` for tables of 4.
     pub fn default_table_points(table_size: u8) -> Vec<u32> {
-        (0..u32::from(table_size)).rev().collect()
+        match table_size {
+            0..=2 => vec![1, 0],
+            k => DEFAULT_TABLE_POINTS
+                .iter()
+                .copied()
+                .take(usize::from(k))
+                .collect(),
+        }
     }
 
     /// Checks every field; the first error found, in field order.
