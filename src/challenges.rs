@@ -156,7 +156,10 @@ impl Challenges {
             players,
             open: Mutex::new(BTreeMap::new()),
         };
-        challenges.refresh_all()?;
+        for (id, error) in challenges.refresh_all()? {
+            // The recorder's catch-up tries it again; the others go on.
+            tracing::warn!(%error, "reading challenge {id} failed");
+        }
         Ok(challenges)
     }
 
@@ -407,18 +410,5 @@ fn kind(command: &ChallengeCommand) -> &'static str {
 fn challenge_streams(
     store: &dyn EventStore,
 ) -> Result<Vec<(String, carcassonne_store::GameSummary)>, ApiError> {
-    let prefix = GameId::new(CHALLENGE_STREAM_PREFIX).map_err(store_error)?;
-    let mut token = Some(page_token_after(&prefix));
-    let mut streams = Vec::new();
-    while let Some(after) = token.take() {
-        let page = store.list_games(Some(&after), 0).map_err(store_error)?;
-        for summary in page.games {
-            let Some(id) = summary.game.as_str().strip_prefix(CHALLENGE_STREAM_PREFIX) else {
-                return Ok(streams);
-            };
-            streams.push((id.to_owned(), summary));
-        }
-        token = page.next_page_token;
-    }
-    Ok(streams)
+    carcassonne_store::streams_with_prefix(store, CHALLENGE_STREAM_PREFIX).map_err(store_error)
 }

@@ -160,20 +160,7 @@ pub fn rated_game(spec: &carcassonne_competition::Spec, seats: &[PlayerName]) ->
 /// ids sort by bytes, so the tournaments' are together, and the other
 /// games, however many, are not read.
 fn tournament_streams(store: &dyn EventStore) -> Result<Vec<(String, GameSummary)>, ApiError> {
-    let prefix = GameId::new(TOURNAMENT_STREAM_PREFIX).map_err(store_error)?;
-    let mut token = Some(page_token_after(&prefix));
-    let mut streams = Vec::new();
-    while let Some(after) = token.take() {
-        let page = store.list_games(Some(&after), 0).map_err(store_error)?;
-        for summary in page.games {
-            let Some(id) = summary.game.as_str().strip_prefix(TOURNAMENT_STREAM_PREFIX) else {
-                return Ok(streams);
-            };
-            streams.push((id.to_owned(), summary));
-        }
-        token = page.next_page_token;
-    }
-    Ok(streams)
+    carcassonne_store::streams_with_prefix(store, TOURNAMENT_STREAM_PREFIX).map_err(store_error)
 }
 
 /// The request id of a step the server takes in a tournament's stream,

@@ -686,6 +686,7 @@ async fn a_resumed_player_stream_sends_what_the_uninterrupted_one_sent_after_its
 /// that ended before it started and those that end while it runs.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_game_whose_end_never_records_holds_up_no_other() {
+    use carcassonne::challenges::Challenges;
     use carcassonne::games::stored::Opened;
     use carcassonne::games::{Games, NewGame};
     use carcassonne::players::Players;
@@ -750,6 +751,7 @@ async fn a_game_whose_end_never_records_holds_up_no_other() {
         seats: Arc::new(Seats::build(store.clone()).unwrap()),
         ratings: ratings.clone(),
         tournaments: Arc::new(Tournaments::open(store.clone(), games.clone(), players.clone()).unwrap()),
+        challenges: Arc::new(Challenges::open(store.clone(), games.clone(), players.clone()).unwrap()),
         players,
     });
     let (stop, stopping) = tokio::sync::watch::channel(false);

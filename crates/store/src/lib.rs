@@ -170,7 +170,9 @@ pub use memory::MemoryStore;
 #[cfg(feature = "postgres")]
 pub use postgres::{ImportReport, PgStore};
 pub use sled_store::{BackupReport, Restored, SledStore, check_backup};
-pub use store::{DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT, page_token_after};
+pub use store::{
+    DEFAULT_PAGE_SIZE, EventStore, MAX_PAGE_SIZE, MAX_READ_LIMIT, page_token_after, streams_with_prefix,
+};
 /// The channel subscriptions use, for its error types (`RecvError::Lagged`).
 pub use tokio::sync::broadcast;
 pub use written::{Acknowledged, Written};

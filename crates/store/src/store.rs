@@ -150,6 +150,27 @@ pub fn page_token_after(game: &GameId) -> String {
     token
 }
 
+/// Every stream whose id starts with `prefix`, in id order, each as the
+/// rest of its id after the prefix and its summary: how the server finds
+/// the streams of one kind (`@tournament/…`, `@challenge/…`) without
+/// reading the games listed before or after them.
+pub fn streams_with_prefix(store: &dyn EventStore, prefix: &str) -> Result<Vec<(String, GameSummary)>> {
+    let start = GameId::new(prefix)?;
+    let mut token = Some(page_token_after(&start));
+    let mut streams = Vec::new();
+    while let Some(after) = token.take() {
+        let page = store.list_games(Some(&after), 0)?;
+        for summary in page.games {
+            let Some(rest) = summary.game.as_str().strip_prefix(prefix) else {
+                return Ok(streams);
+            };
+            streams.push((rest.to_owned(), summary));
+        }
+        token = page.next_page_token;
+    }
+    Ok(streams)
+}
+
 /// The game a page token continues after.
 pub(crate) fn parse_page_token(token: &str) -> Result<GameId> {
     let bad = || StoreError::InvalidArgument(format!("malformed page token {token:?}"));

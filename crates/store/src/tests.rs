@@ -113,6 +113,37 @@ fn game_ids_are_bounded_printable_ascii() {
     assert!(RequestId::new("a b").is_err());
 }
 
+/// The streams of one kind are listed from their prefix on, whatever
+/// sorts before or after them, across pages.
+#[test]
+fn streams_with_a_prefix_are_listed_and_no_others() {
+    let store = MemoryStore::default();
+    let mut ids = vec![
+        "@a/1".to_owned(),
+        "@c/1".to_owned(),
+        "a-game".to_owned(),
+        "@b".to_owned(),
+    ];
+    // More than a page of the kind asked for.
+    ids.extend((0..DEFAULT_PAGE_SIZE + 3).map(|n| format!("@b/{n:04}")));
+    for id in &ids {
+        store
+            .append(&game(id), 0, &RequestId::none(), &[new_event(b"x")])
+            .unwrap();
+    }
+    let listed: Vec<String> = streams_with_prefix(&store, "@b/")
+        .unwrap()
+        .into_iter()
+        .map(|(rest, summary)| {
+            assert_eq!(summary.game.as_str(), format!("@b/{rest}"));
+            rest
+        })
+        .collect();
+    let expected: Vec<String> = (0..DEFAULT_PAGE_SIZE + 3).map(|n| format!("{n:04}")).collect();
+    assert_eq!(listed, expected);
+    assert!(streams_with_prefix(&store, "@z/").unwrap().is_empty());
+}
+
 #[test]
 fn page_tokens_round_trip_and_reject_garbage() {
     let id = game("game-42_~!");
