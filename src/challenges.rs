@@ -23,7 +23,7 @@ use carcassonne_competition::{
     PlayerName, SeatOffer,
 };
 use carcassonne_engine::Setup;
-use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError, page_token_after};
+use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreError};
 
 use crate::api::parse;
 use crate::api::status::ApiError;

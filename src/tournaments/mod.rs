@@ -25,7 +25,7 @@ use carcassonne_competition::{
 };
 use carcassonne_engine::{Seat, Seed, Setup};
 use carcassonne_store::{
-    Actor, EventStore, GameId, GameSummary, NewEvent, RequestId, StoreError, StoredEvent, page_token_after,
+    Actor, EventStore, GameId, GameSummary, NewEvent, RequestId, StoreError, StoredEvent,
 };
 use tokio::sync::broadcast;
 
