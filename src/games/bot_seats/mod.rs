@@ -4,39 +4,49 @@
 //! Every new version whose pending decision is a bot seat's is told to one
 //! task (as deadlines are to the timekeeper), and at start every running
 //! game whose pending seat is a bot's is found. For each such turn a task
-//! waits for one of a few workers (about the cores), reads the game, gives
-//! the bot its seat's public view (`Game::public`: no seed, no order) and
-//! a time budget, searches on a blocking thread, and acts through
-//! [`Games::act_as`], the very path of a client's Act: the same checks,
-//! events, settling and answers. Its request id names the version and the
-//! seat (`~bot/2/57`), so that a second attempt at the same decision is
-//! stored at most once.
+//! waits for one of a few workers (about the cores), handed out to the
+//! turn due first (`schedule.rs`), reads the game, gives the bot its seat's
+//! public view (`Game::public`: no seed, no order), searches on a blocking
+//! thread until its turn is due, waits for the game's pace if it has one,
+//! and acts through [`Games::act_as`], the very path of a client's Act:
+//! the same checks, events, settling and answers. Its request id names the
+//! version and the seat (`~bot/2/57`), so that a second attempt at the same
+//! decision is stored at most once.
 //!
-//! The budget: [`BotConfig::budget`] a decision (about a second), and
-//! never more than a share of what the seat's clock has left for it, so
-//! that a bot does not lose on time; when it runs out, the search plays
-//! its best choice so far. A shutdown stops every search at its next
-//! iteration, and nothing more is written after it.
+//! The budget: [`BotConfig::budget`] a decision (a second), and never more
+//! than a quarter of what the seat's clock leaves, both counted on the
+//! server's clock from the moment the decision became pending, so that the
+//! time a turn waited for a worker is part of it; when it runs out (or a
+//! waiting turn is past its due), the search plays its best choice so far.
+//! New games with bots are taken on only while the running ones leave room
+//! (`admission.rs`). A shutdown stops every search at its next iteration,
+//! and nothing more is written after it.
+
+mod admission;
+mod schedule;
 
 use std::collections::HashSet;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use carcassonne_bots::{Bot, Level};
-use carcassonne_engine::{Seat, Seed};
+use carcassonne_engine::{Command, Seat, Seed};
 use carcassonne_store::{GameId, RequestId};
-use tokio::sync::{Semaphore, mpsc, watch};
+use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+pub use self::admission::{Admission, IDLE_MS, decision_cost_ms, game_cost_ms};
+pub use self::schedule::{STORE_RESERVE_MS, Timing, Workers, budget_for};
 use super::stored::{Loaded, OPENED_SCHEMA, Opened};
 use super::{Acting, Games, SERVER_REQUEST_PREFIX, store_error};
 use crate::api::status::ApiError;
 
 /// A bot's turn: game `game` at stored version `seq` waits for a bot seat.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone)]
 pub struct Turn {
     pub game: GameId,
     pub seq: u64,
+    pub timing: Timing,
 }
 
 impl Turn {
@@ -49,23 +59,67 @@ impl Turn {
         Some(Turn {
             game: id.clone(),
             seq: loaded.version,
+            timing: Timing {
+                pending_since: loaded.game.time(),
+                deadline: loaded.game.deadline(),
+                pace_ms: u64::from(loaded.opened.bot_pace_ms),
+            },
         })
+    }
+
+    /// What tells one turn from another.
+    fn key(&self) -> (GameId, u64) {
+        (self.game.clone(), self.seq)
     }
 }
 
-pub type TurnSender = mpsc::UnboundedSender<Turn>;
+/// What the games tell the bot seats' driver: every bot's turn, and every
+/// new version of a game with bots (what it commits).
+#[derive(Clone)]
+pub struct Driver {
+    turns: mpsc::UnboundedSender<Turn>,
+    admission: Arc<Admission>,
+}
+
+impl Driver {
+    /// A new version of game `id`, durable.
+    pub fn tell(&self, id: &GameId, loaded: &Loaded) {
+        self.admission.note(id, loaded);
+        if let Some(turn) = Turn::of(id, loaded) {
+            let _ = self.turns.send(turn);
+        }
+    }
+
+    /// Takes on a new game with bots of `levels`, created at `now_ms`,
+    /// if there is room for it ([`Admission::admit`]).
+    pub fn admit(
+        &self,
+        id: &GameId,
+        levels: impl IntoIterator<Item = Level>,
+        now_ms: u64,
+        exempt: bool,
+    ) -> Result<bool, ApiError> {
+        let cost = game_cost_ms(levels, self.admission.budget());
+        self.admission.admit(id, cost, now_ms, exempt)
+    }
+
+    /// A creation admitted was not stored.
+    pub fn withdraw(&self, id: &GameId) {
+        self.admission.withdraw(id);
+    }
+}
 
 /// The time a bot takes for a decision when its clock allows.
 pub const DEFAULT_BUDGET: Duration = Duration::from_secs(1);
-/// A bot takes at most this share (1 in N) of the time its seat's clock
-/// has left for the decision...
-const SHARE_OF_TIME_LEFT: u64 = 4;
-/// ... after this much is kept back for reading the game and writing the
-/// decision.
-const MARGIN_MS: u64 = 50;
+/// The decision time each worker may owe the active games at once.
+pub const DEFAULT_QUEUE_PER_WORKER: Duration = Duration::from_secs(4);
+/// The longest pace a game may ask for (`CreateGameRequest.bot_pace_ms`).
+pub const MAX_PACE_MS: u32 = 10_000;
 /// How long a decision that could not be stored (the storage was
 /// unavailable) waits before it is tried again.
 const RETRY: Duration = Duration::from_secs(1);
+/// The longest a pace's wait sleeps before it reads the clock again.
+const PACE_POLL: Duration = Duration::from_millis(100);
 
 /// How the server plays its bot seats.
 #[derive(Debug, Clone)]
@@ -74,6 +128,9 @@ pub struct BotConfig {
     pub budget: Duration,
     /// Searches at once (each on a blocking thread).
     pub workers: usize,
+    /// The decision time each worker may owe the active bot games at once:
+    /// the capacity past which new games with bots are refused.
+    pub queue_per_worker: Duration,
 }
 
 impl Default for BotConfig {
@@ -84,19 +141,16 @@ impl Default for BotConfig {
             // Half the blocking threads at most: the store's reads need
             // the others.
             workers: cores.clamp(1, crate::server::BLOCKING_THREADS / 2),
+            queue_per_worker: DEFAULT_QUEUE_PER_WORKER,
         }
     }
 }
 
-/// The time a decision may take at `now_ms` when its deadline is
-/// `deadline_ms`: `budget`, or less, a share of the time left.
-pub fn budget_for(budget: Duration, now_ms: u64, deadline_ms: Option<u64>) -> Duration {
-    match deadline_ms {
-        None => budget,
-        Some(deadline) => {
-            let left = deadline.saturating_sub(now_ms).saturating_sub(MARGIN_MS);
-            budget.min(Duration::from_millis(left / SHARE_OF_TIME_LEFT))
-        }
+impl BotConfig {
+    /// The decision time the active bot games may commit in all.
+    pub fn capacity(&self) -> Duration {
+        self.queue_per_worker
+            .saturating_mul(u32::try_from(self.workers.max(1)).unwrap_or(u32::MAX))
     }
 }
 
@@ -129,11 +183,15 @@ pub fn spawn(
     stopping: watch::Receiver<bool>,
 ) -> Result<tokio::task::JoinHandle<()>, ApiError> {
     let (turns, news) = mpsc::unbounded_channel();
-    games.play_bots(turns.clone())?;
+    let driver = Driver {
+        turns,
+        admission: Arc::new(Admission::new(config.capacity(), config.budget)),
+    };
+    games.play_bots(driver.clone())?;
     let finding = {
         let games = games.clone();
         async move {
-            match tokio::task::spawn_blocking(move || find_turns(&games, &turns)).await {
+            match tokio::task::spawn_blocking(move || find_turns(&games, &driver)).await {
                 Ok(Ok(found)) if found > 0 => tracing::info!(games = found, "bots' turns found at start"),
                 Ok(Ok(_)) => {}
                 Ok(Err(error)) => tracing::error!(%error, "the bots' turns could not be found"),
@@ -148,10 +206,10 @@ pub fn spawn(
     }))
 }
 
-/// Tells `turns` of every running game that waits for a bot seat; returns
+/// Tells `driver` of every running game that waits for a bot seat; returns
 /// how many. Reads each game's opening only, and whole only the games
 /// with bots.
-fn find_turns(games: &Games, turns: &TurnSender) -> Result<usize, ApiError> {
+fn find_turns(games: &Games, driver: &Driver) -> Result<usize, ApiError> {
     let store = games.store().clone();
     let mut found = 0;
     let mut token: Option<String> = None;
@@ -171,9 +229,9 @@ fn find_turns(games: &Games, turns: &TurnSender) -> Result<usize, ApiError> {
                 continue;
             }
             let loaded = games.load(&summary.game)?;
-            if let Some(turn) = Turn::of(&summary.game, &loaded) {
+            if Turn::of(&summary.game, &loaded).is_some() {
                 found += 1;
-                let _ = turns.send(turn);
+                driver.tell(&summary.game, &loaded);
             }
         }
         token = page.next_page_token;
@@ -189,9 +247,9 @@ async fn run(
     mut news: mpsc::UnboundedReceiver<Turn>,
     mut stopping: watch::Receiver<bool>,
 ) {
-    let workers = Arc::new(Semaphore::new(config.workers.max(1)));
+    let workers = Workers::new(config.workers);
     // The turns being played, so that news of one twice plays it once.
-    let mut playing: HashSet<Turn> = HashSet::new();
+    let mut playing: HashSet<(GameId, u64)> = HashSet::new();
     let mut tasks = JoinSet::new();
     let for_players = stopping.clone();
     loop {
@@ -199,7 +257,7 @@ async fn run(
             _ = stopping.wait_for(|stopping| *stopping) => break,
             turn = news.recv() => match turn {
                 Some(turn) => {
-                    if playing.insert(turn.clone()) {
+                    if playing.insert(turn.key()) {
                         let player = Player {
                             games: games.clone(),
                             workers: workers.clone(),
@@ -208,15 +266,15 @@ async fn run(
                         };
                         tasks.spawn(async move {
                             player.play(&turn).await;
-                            turn
+                            turn.key()
                         });
                     }
                 }
                 None => break,
             },
             Some(done) = tasks.join_next(), if !tasks.is_empty() => {
-                if let Ok(turn) = done {
-                    playing.remove(&turn);
+                if let Ok(key) = done {
+                    playing.remove(&key);
                 }
             }
         }
@@ -229,9 +287,16 @@ async fn run(
 /// What one turn's task needs.
 struct Player {
     games: Arc<Games>,
-    workers: Arc<Semaphore>,
+    workers: Arc<Workers>,
     budget: Duration,
     stopping: watch::Receiver<bool>,
+}
+
+/// What a bot's search found: its choice for the seat, on the game as read.
+struct Decided {
+    loaded: Arc<Loaded>,
+    seat: Seat,
+    command: Command,
 }
 
 impl Player {
@@ -255,51 +320,91 @@ impl Player {
     }
 
     async fn try_play(&mut self, turn: &Turn) -> Result<(), ApiError> {
-        let permit = tokio::select! {
-            permit = self.workers.clone().acquire_owned() => {
-                permit.map_err(|e| ApiError::Internal(format!("the bots' workers: {e}")))?
+        let slot = tokio::select! {
+            slot = self.workers.acquire(turn.timing.due(self.budget)) => {
+                slot.ok_or_else(|| ApiError::Internal("the bots' workers are gone".to_owned()))?
             }
             _ = self.stopping.wait_for(|stopping| *stopping) => return Ok(()),
         };
-        let games = self.games.clone();
-        let budget = self.budget;
-        let stopping = self.stopping.clone();
-        let turn_for_search = turn.clone();
-        let acting = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
-            decide(&games, &turn_for_search, budget, &stopping)
-        })
-        .await
-        .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??;
+        let searching = {
+            let (games, workers, stopping) =
+                (self.games.clone(), self.workers.clone(), self.stopping.clone());
+            let (turn, budget) = (turn.clone(), self.budget);
+            tokio::task::spawn_blocking(move || {
+                let _slot = slot;
+                search(&games, &turn, budget, &workers, &stopping)
+            })
+        };
+        let decided = searching
+            .await
+            .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??;
+        let Some(decided) = decided else {
+            return Ok(());
+        };
+        if !self.wait_until(turn.timing.act_from()).await {
+            return Ok(());
+        }
+        let acting = {
+            let games = self.games.clone();
+            let turn = turn.clone();
+            tokio::task::spawn_blocking(move || {
+                let request_id = bot_request(decided.seat, turn.seq)?;
+                games.act_as(
+                    decided.loaded,
+                    &turn.game,
+                    decided.seat,
+                    turn.seq,
+                    &request_id,
+                    &decided.command,
+                )
+            })
+            .await
+            .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??
+        };
         let version = crate::api::version::of_seq(turn.seq);
         match acting {
-            None => Ok(()),
-            Some(Acting::InFlight(written)) => {
+            Acting::InFlight(written) => {
                 self.games.settle(written).await?;
                 tracing::debug!(game = %turn.game, version, "a bot decided");
                 Ok(())
             }
             // Another attempt at this very decision stored it first.
-            Some(Acting::Retried { first, .. }) => {
-                first.acknowledged().await.map(|_| ()).map_err(store_error)
-            }
-            Some(Acting::Late { timeout, .. }) => {
+            Acting::Retried { first, .. } => first.acknowledged().await.map(|_| ()).map_err(store_error),
+            Acting::Late { timeout, .. } => {
                 tracing::warn!(game = %turn.game, version, "a bot's decision came too late: it timed out");
                 self.games.settle(timeout).await.map(|_| ())
             }
         }
     }
+
+    /// Waits until the server's clock reads `at_ms` (a game's pace);
+    /// `false` if the server stops first.
+    async fn wait_until(&mut self, at_ms: u64) -> bool {
+        loop {
+            let now = self.games.store().now_millis();
+            if now >= at_ms {
+                return true;
+            }
+            let nap = Duration::from_millis(at_ms - now).min(PACE_POLL);
+            tokio::select! {
+                () = tokio::time::sleep(nap) => {}
+                _ = self.stopping.wait_for(|stopping| *stopping) => return false,
+            }
+        }
+    }
 }
 
-/// The bot's decision of `turn`, searched within its budget and written;
-/// `None` when there is nothing to do (the game moved on, the server is
-/// stopping). Blocking: reads the store and searches.
-fn decide(
+/// The bot's choice for `turn`, searched until the turn is due (or a
+/// waiting turn is past its due); `None` when there is nothing to do (the
+/// game moved on, the server is stopping). Blocking: reads the store and
+/// searches.
+fn search(
     games: &Games,
     turn: &Turn,
     budget: Duration,
+    workers: &Workers,
     stopping: &watch::Receiver<bool>,
-) -> Result<Option<Acting>, ApiError> {
+) -> Result<Option<Decided>, ApiError> {
     let loaded = games.load(&turn.game)?;
     if loaded.version != turn.seq {
         return Ok(None);
@@ -312,9 +417,7 @@ fn decide(
     };
     let level = Level::from_name(name)
         .ok_or_else(|| ApiError::Corrupt(format!("games/{}: no bot has the level {name:?}", turn.game)))?;
-    let now = games.store().now_millis().max(loaded.game.time());
-    let budget = budget_for(budget, now, loaded.game.deadline());
-    let started = Instant::now();
+    let stop_at = turn.timing.stop_at(budget);
     let mut bot = Bot::new(
         level,
         bot_seed(
@@ -325,7 +428,12 @@ fn decide(
     );
     // Only what the seat's player sees: no seed, no order.
     let public = loaded.game.public();
-    let decided = bot.decide_within(&public, |_| started.elapsed() >= budget || *stopping.borrow());
+    let store = games.store();
+    let decided = bot.decide_within(&public, |_| {
+        // The server's clock: the one deadlines and budgets are read on.
+        let now = store.now_millis();
+        now >= stop_at || *stopping.borrow() || workers.should_yield(now)
+    });
     if *stopping.borrow() {
         return Ok(None);
     }
@@ -338,8 +446,9 @@ fn decide(
             decider.0, seat.0
         )));
     }
-    let request_id = bot_request(seat, turn.seq)?;
-    games
-        .act_as(loaded, &turn.game, seat, turn.seq, &request_id, &command)
-        .map(Some)
+    Ok(Some(Decided {
+        loaded,
+        seat,
+        command,
+    }))
 }
