@@ -128,11 +128,20 @@ fn a_bot_s_budget_runs_from_the_moment_its_decision_became_pending_so_its_wait_c
         pending_since: 10_000,
         deadline: Some(12_000),
         pace_ms: 0,
+        usual_ms: u64::MAX,
     };
-    // then it is due half a second later whenever its search starts, and
-    // the search stops a moment before, to store it in time.
+    // then it ends half a second later whenever its search starts, and the
+    // search stops a moment before, to store it in time;
+    assert_eq!(timing.end(second), 10_500);
     assert_eq!(timing.due(second), 10_500);
     assert_eq!(timing.stop_at(second), 10_500 - STORE_RESERVE_MS);
+    // a quick bot is due sooner (it goes first), with the same end.
+    let quick = Timing {
+        usual_ms: 20,
+        ..timing
+    };
+    assert_eq!(quick.due(second), 10_020);
+    assert_eq!(quick.stop_at(second), 10_500 - STORE_RESERVE_MS);
     // Without a clock: the whole budget.
     let unclocked = Timing {
         deadline: None,

@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant};
 
-use carcassonne::games::bot_seats::BotConfig;
+use carcassonne::games::bot_seats::{BotConfig, STORE_RESERVE_MS};
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::{self, game_event::Event as E};
 use tonic::transport::Channel;
@@ -218,14 +218,15 @@ async fn a_search_keeps_its_budget_on_the_server_s_clock_from_the_moment_its_tur
         .unwrap();
     // Given the bot's decision pending since T0 (due at T0 + 500 ms),
     assert_eq!(created.pending.as_ref().unwrap().seat, 0);
-    // when the server's clock stands at T0 + 480 ms for a second of real
-    // time, the bot has not decided;
-    clock.advance(480);
+    // when the server's clock stands just short of the search's end for a
+    // second of real time, the bot has not decided;
+    let end = T0 + 500 - STORE_RESERVE_MS;
+    clock.set(end - 5);
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(game(&mut client, &created.name).await.version, created.version);
-    // once it reaches the search's end (T0 + 490 ms), it decides, stored by
-    // its due.
-    clock.advance(10);
+    // once it reaches the search's end (a moment before the 500 ms), it
+    // decides, stored by its due.
+    clock.set(end);
     let started = Instant::now();
     while game(&mut client, &created.name).await.version == created.version {
         assert!(
@@ -236,7 +237,7 @@ async fn a_search_keeps_its_budget_on_the_server_s_clock_from_the_moment_its_tur
     }
     let all = events(&server, &created.name).await;
     let decision = all.iter().find(|e| e.seat == Some(0)).unwrap();
-    assert_eq!(decision.time_ms as u64, T0 + 490);
+    assert_eq!(decision.time_ms as u64, end);
     assert!(!timed_out(&all));
     server.stop().await;
 }

@@ -33,7 +33,8 @@
 // - ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED,
 //   NAME_TAKEN (metadata `name`: names are unique regardless of case).
 // - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
-//   `limit`). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client
+//   `limit`), BOTS_BUSY (a game with bots while the server's bots are
+//   busy). UNAVAILABLE: SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client
 //   retries UNAVAILABLE).
 // - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 // Connect-ES parses the Status into `ConnectError.details` and decodes a
@@ -81,6 +82,7 @@ export const Reason = {
   TOURNAMENT_NOT_FOUND: "TOURNAMENT_NOT_FOUND",
   TOURNAMENT_STATE: "TOURNAMENT_STATE",
   RESOURCE_EXHAUSTED: "RESOURCE_EXHAUSTED",
+  BOTS_BUSY: "BOTS_BUSY",
   SHUTTING_DOWN: "SHUTTING_DOWN",
   STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
   CORRUPT_GAME: "CORRUPT_GAME",

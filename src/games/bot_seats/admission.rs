@@ -32,10 +32,10 @@ const GREEDY_MS: u64 = 20;
 /// Search iterations a millisecond (about; fewer with more players).
 const ITERATIONS_PER_MS: u64 = 20;
 
-/// The time a decision of `level` takes at most, about, in milliseconds,
-/// on a machine like the development VM: never more than `budget`.
+/// The time a decision of `level` usually takes, in milliseconds, on a
+/// machine like the development VM: never more than `budget`.
 pub fn decision_cost_ms(level: Level, budget: Duration) -> u64 {
-    let budget = (budget.as_millis() as u64).max(1);
+    let budget = u64::try_from(budget.as_millis()).unwrap_or(u64::MAX).max(1);
     let cost = match level {
         Level::Random => RANDOM_MS,
         Level::Greedy => GREEDY_MS,

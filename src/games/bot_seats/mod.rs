@@ -17,7 +17,8 @@
 //! than a quarter of what the seat's clock leaves, both counted on the
 //! server's clock from the moment the decision became pending, so that the
 //! time a turn waited for a worker is part of it; when it runs out (or a
-//! waiting turn is past its due), the search plays its best choice so far.
+//! waiting turn is past its due: quick bots go first), the search plays its
+//! best choice so far.
 //! New games with bots are taken on only while the running ones leave room
 //! (`admission.rs`). A shutdown stops every search at its next iteration,
 //! and nothing more is written after it.
@@ -55,7 +56,9 @@ impl Turn {
         let carcassonne_engine::Actor::Seat(seat) = loaded.game.pending().actor()? else {
             return None;
         };
-        loaded.opened.bot(seat.index())?;
+        let level = loaded.opened.bot(seat.index())?;
+        // An unknown level is the search's to report.
+        let usual_ms = Level::from_name(level).map_or(0, |level| decision_cost_ms(level, Duration::MAX));
         Some(Turn {
             game: id.clone(),
             seq: loaded.version,
@@ -63,6 +66,7 @@ impl Turn {
                 pending_since: loaded.game.time(),
                 deadline: loaded.game.deadline(),
                 pace_ms: u64::from(loaded.opened.bot_pace_ms),
+                usual_ms,
             },
         })
     }
@@ -248,6 +252,9 @@ async fn run(
     mut stopping: watch::Receiver<bool>,
 ) {
     let workers = Workers::new(config.workers);
+    // A turn that was pending while the server was down is timed from its
+    // start: its budget is not spent on the downtime.
+    let started = games.store().now_millis();
     // The turns being played, so that news of one twice plays it once.
     let mut playing: HashSet<(GameId, u64)> = HashSet::new();
     let mut tasks = JoinSet::new();
@@ -256,7 +263,8 @@ async fn run(
         tokio::select! {
             _ = stopping.wait_for(|stopping| *stopping) => break,
             turn = news.recv() => match turn {
-                Some(turn) => {
+                Some(mut turn) => {
+                    turn.timing.pending_since = turn.timing.pending_since.max(started);
                     if playing.insert(turn.key()) {
                         let player = Player {
                             games: games.clone(),
@@ -299,6 +307,27 @@ struct Decided {
     command: Command,
 }
 
+/// Where a turn's search left it.
+enum Step {
+    /// Its decision is written.
+    Acted(Acting),
+    /// Its decision waits for the game's pace.
+    Paced(Decided),
+}
+
+/// Writes the bot's decision through the path of a client's Act. Blocking.
+fn act(games: &Games, turn: &Turn, decided: Decided) -> Result<Acting, ApiError> {
+    let request_id = bot_request(decided.seat, turn.seq)?;
+    games.act_as(
+        decided.loaded,
+        &turn.game,
+        decided.seat,
+        turn.seq,
+        &request_id,
+        &decided.command,
+    )
+}
+
 impl Player {
     /// Plays the bot's turn, trying again while the storage is unavailable.
     async fn play(mut self, turn: &Turn) {
@@ -332,34 +361,32 @@ impl Player {
             let (turn, budget) = (turn.clone(), self.budget);
             tokio::task::spawn_blocking(move || {
                 let _slot = slot;
-                search(&games, &turn, budget, &workers, &stopping)
+                let Some(decided) = search(&games, &turn, budget, &workers, &stopping)? else {
+                    return Ok(None);
+                };
+                // Without a pace to wait for, stored at once, from this
+                // very thread: no handoff between the search and the write.
+                if games.store().now_millis() < turn.timing.act_from() {
+                    return Ok(Some(Step::Paced(decided)));
+                }
+                act(&games, &turn, decided).map(|acting| Some(Step::Acted(acting)))
             })
         };
-        let decided = searching
+        let step = searching
             .await
             .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??;
-        let Some(decided) = decided else {
-            return Ok(());
-        };
-        if !self.wait_until(turn.timing.act_from()).await {
-            return Ok(());
-        }
-        let acting = {
-            let games = self.games.clone();
-            let turn = turn.clone();
-            tokio::task::spawn_blocking(move || {
-                let request_id = bot_request(decided.seat, turn.seq)?;
-                games.act_as(
-                    decided.loaded,
-                    &turn.game,
-                    decided.seat,
-                    turn.seq,
-                    &request_id,
-                    &decided.command,
-                )
-            })
-            .await
-            .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??
+        let acting = match step {
+            None => return Ok(()),
+            Some(Step::Acted(acting)) => acting,
+            Some(Step::Paced(decided)) => {
+                if !self.wait_until(turn.timing.act_from()).await {
+                    return Ok(());
+                }
+                let (games, turn) = (self.games.clone(), turn.clone());
+                tokio::task::spawn_blocking(move || act(&games, &turn, decided))
+                    .await
+                    .map_err(|e| ApiError::Internal(format!("a bot's task failed: {e}")))??
+            }
         };
         let version = crate::api::version::of_seq(turn.seq);
         match acting {

@@ -2,15 +2,18 @@
 //! server's clock, and the workers they share, handed out earliest due
 //! first.
 //!
-//! A turn is **due** when its decision should be stored: the moment it
-//! became pending plus its budget ([`budget_for`]), so that the time it
-//! waited for a worker counts in its budget. Workers go to the waiting turn
-//! due first; as each game has at most one turn at a time, and its next
-//! one is due later, the games take their turns in order. A search that
-//! runs while a waiting turn is past its due stops at its next iteration
-//! and plays its best choice so far ([`Workers::should_yield`]): under
-//! load searches get shorter, and no turn waits behind another's long
-//! search until its seat runs out of time.
+//! A bot's decision is stored within its budget ([`budget_for`]) of the
+//! moment it became pending, so that the time it waited for a worker
+//! counts in its budget. A turn is **due** at that moment plus the time its
+//! bot usually takes, if less (a greedy bot's milliseconds, a search's
+//! iterations): workers go to the waiting turn due first, so that quick
+//! bots never wait behind long searches, and as each game has at most one
+//! turn at a time, and its next one is due later, the games take their
+//! turns in order. A search that runs while a waiting turn is past its due
+//! stops at its next iteration and plays its best choice so far
+//! ([`Workers::should_yield`]): under load searches get shorter, and no
+//! turn waits behind another's long search until its seat runs out of
+//! time.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +30,7 @@ const SHARE_OF_TIME_LEFT: u64 = 4;
 const PACE_SHARE_OF_TIME_LEFT: u64 = 2;
 /// A search stops this long before its turn is due, to leave the time to
 /// store the decision.
-pub const STORE_RESERVE_MS: u64 = 10;
+pub const STORE_RESERVE_MS: u64 = 25;
 
 /// The time a decision may take from `since_ms`, the moment it became
 /// pending, when its deadline is `deadline_ms`: `budget`, or a quarter of
@@ -51,19 +54,28 @@ pub struct Timing {
     pub deadline: Option<u64>,
     /// The game's pace: the least time from `pending_since` to storing.
     pub pace_ms: u64,
+    /// The time the seat's bot usually takes for a decision.
+    pub usual_ms: u64,
 }
 
 impl Timing {
-    /// When the decision should be stored: `budget` after it became
+    /// When the decision must be stored: `budget` after it became
     /// pending, or sooner on a short clock.
-    pub fn due(&self, budget: Duration) -> u64 {
+    pub fn end(&self, budget: Duration) -> u64 {
         let budget = budget_for(budget, self.pending_since, self.deadline);
         self.pending_since.saturating_add(budget.as_millis() as u64)
     }
 
-    /// When a search stops: a moment before its turn is due.
+    /// When the turn is due, its place among the waiting turns: its end,
+    /// or sooner if its bot is usually quicker.
+    pub fn due(&self, budget: Duration) -> u64 {
+        self.end(budget)
+            .min(self.pending_since.saturating_add(self.usual_ms))
+    }
+
+    /// When a search stops: a moment before its end.
     pub fn stop_at(&self, budget: Duration) -> u64 {
-        self.due(budget).saturating_sub(STORE_RESERVE_MS)
+        self.end(budget).saturating_sub(STORE_RESERVE_MS)
     }
 
     /// The earliest the decision is stored: the game's pace after it became
