@@ -148,6 +148,8 @@ fn a_bot_s_budget_runs_from_the_moment_its_decision_became_pending_so_its_wait_c
         ..timing
     };
     assert_eq!(unclocked.due(second), 11_000);
+    // A short budget keeps a tenth of itself to store the decision.
+    assert_eq!(unclocked.stop_at(Duration::from_millis(150)), 10_135);
     // A pace holds the decision back, but never past half of what the
     // clock leaves.
     let paced = Timing {

@@ -28,9 +28,10 @@ const SHARE_OF_TIME_LEFT: u64 = 4;
 /// A pace ([`Timing::act_from`]) takes at most this share (1 in N) of the
 /// time the clock leaves.
 const PACE_SHARE_OF_TIME_LEFT: u64 = 2;
-/// A search stops this long before its turn is due, to leave the time to
-/// store the decision.
-pub const STORE_RESERVE_MS: u64 = 25;
+/// A search stops a tenth of its budget, and at most this long, before
+/// the budget's end, to leave the time to store the decision (on a busy
+/// machine a thread may wait that long for a core).
+pub const STORE_RESERVE_MS: u64 = 50;
 
 /// The time a decision may take from `since_ms`, the moment it became
 /// pending, when its deadline is `deadline_ms`: `budget`, or a quarter of
@@ -75,7 +76,9 @@ impl Timing {
 
     /// When a search stops: a moment before its end.
     pub fn stop_at(&self, budget: Duration) -> u64 {
-        self.end(budget).saturating_sub(STORE_RESERVE_MS)
+        let end = self.end(budget);
+        let reserve = STORE_RESERVE_MS.min(end.saturating_sub(self.pending_since) / 10);
+        end - reserve
     }
 
     /// The earliest the decision is stored: the game's pace after it became
