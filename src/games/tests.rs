@@ -130,10 +130,11 @@ fn a_bot_s_budget_runs_from_the_moment_its_decision_became_pending_so_its_wait_c
         pace_ms: 0,
         usual_ms: u64::MAX,
     };
-    // then it ends half a second later whenever its search starts, and the
-    // search stops a moment before, to store it in time;
+    // then it ends half a second later whenever its search starts, the
+    // search stops a moment before, to store it in time, and it is due
+    // (other searches yield to it) once it has waited half of that;
     assert_eq!(timing.end(second), 10_500);
-    assert_eq!(timing.due(second), 10_500);
+    assert_eq!(timing.due(second), 10_250);
     assert_eq!(timing.stop_at(second), 10_500 - STORE_RESERVE_MS);
     // a quick bot is due sooner (it goes first), with the same end.
     let quick = Timing {
@@ -147,7 +148,8 @@ fn a_bot_s_budget_runs_from_the_moment_its_decision_became_pending_so_its_wait_c
         deadline: None,
         ..timing
     };
-    assert_eq!(unclocked.due(second), 11_000);
+    assert_eq!(unclocked.end(second), 11_000);
+    assert_eq!(unclocked.due(second), 10_500);
     // A short budget keeps a tenth of itself to store the decision.
     assert_eq!(unclocked.stop_at(Duration::from_millis(150)), 10_135);
     // A pace holds the decision back, but never past half of what the
@@ -173,14 +175,14 @@ async fn bot_workers_go_to_the_turn_due_first_and_a_search_yields_to_a_turn_past
     use super::bot_seats::Workers;
     // Given one worker, held,
     let workers = Workers::new(1);
-    let held = workers.acquire(1_000).await.unwrap();
+    let held = workers.acquire(1_000, false).await.unwrap();
     assert!(!workers.should_yield(5_000), "nobody waits");
     // when turns due at 3 s, then 2 s, wait for it,
     let (order, mut done) = tokio::sync::mpsc::unbounded_channel();
     for due in [3_000, 2_000] {
         let (workers, order) = (workers.clone(), order.clone());
         tokio::spawn(async move {
-            let slot = workers.acquire(due).await.unwrap();
+            let slot = workers.acquire(due, false).await.unwrap();
             order.send(due).unwrap();
             drop(slot);
         });
@@ -202,6 +204,38 @@ async fn bot_workers_go_to_the_turn_due_first_and_a_search_yields_to_a_turn_past
     // Free again: nobody waits, no search yields.
     assert_eq!(workers.waiting(), 0);
     assert!(!workers.should_yield(u64::MAX - 1));
+}
+
+#[tokio::test]
+async fn quick_bots_have_a_worker_of_their_own_when_the_searches_hold_the_others() {
+    use super::bot_seats::Workers;
+    // Given the one worker held by a search,
+    let workers = Workers::new(1);
+    let search = workers.acquire(1_000, false).await.unwrap();
+    // a quick bot's turn gets a worker at once, and no search yields for it;
+    let quick = workers.acquire(2_000, true).await.unwrap();
+    assert_eq!(workers.waiting(), 0);
+    assert!(!workers.should_yield(9_000));
+    // a second quick turn waits for the first (or for the search), and
+    // another search's turn for the search.
+    let (order, mut done) = tokio::sync::mpsc::unbounded_channel();
+    for (due, is_quick) in [(3_000, false), (4_000, true)] {
+        let (shared, order) = (workers.clone(), order.clone());
+        tokio::spawn(async move {
+            let slot = shared.acquire(due, is_quick).await.unwrap();
+            order.send(due).unwrap();
+            drop(slot);
+        });
+        while workers.waiting() < usize::from(is_quick) + 1 {
+            tokio::task::yield_now().await;
+        }
+    }
+    // The quick bots' own worker goes to the quick turn, though due later;
+    drop(quick);
+    assert_eq!(done.recv().await, Some(4_000));
+    // the search's, to the turn due first.
+    drop(search);
+    assert_eq!(done.recv().await, Some(3_000));
 }
 
 #[test]

@@ -147,15 +147,4 @@ impl Admission {
             },
         );
     }
-
-    /// The decision time the active games commit, and the capacity.
-    pub fn committed_ms(&self, now_ms: u64) -> (u64, u64) {
-        let games = self.lock();
-        let committed = games
-            .values()
-            .filter(|game| game.bot_pending || now_ms.saturating_sub(game.active_at) < IDLE_MS)
-            .map(|game| game.cost_ms)
-            .sum();
-        (committed, self.capacity_ms)
-    }
 }

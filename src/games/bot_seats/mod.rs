@@ -350,7 +350,7 @@ impl Player {
 
     async fn try_play(&mut self, turn: &Turn) -> Result<(), ApiError> {
         let slot = tokio::select! {
-            slot = self.workers.acquire(turn.timing.due(self.budget)) => {
+            slot = self.workers.acquire(turn.timing.due(self.budget), turn.timing.quick()) => {
                 slot.ok_or_else(|| ApiError::Internal("the bots' workers are gone".to_owned()))?
             }
             _ = self.stopping.wait_for(|stopping| *stopping) => return Ok(()),

@@ -4,16 +4,18 @@
 //!
 //! A bot's decision is stored within its budget ([`budget_for`]) of the
 //! moment it became pending, so that the time it waited for a worker
-//! counts in its budget. A turn is **due** at that moment plus the time its
-//! bot usually takes, if less (a greedy bot's milliseconds, a search's
-//! iterations): workers go to the waiting turn due first, so that quick
-//! bots never wait behind long searches, and as each game has at most one
-//! turn at a time, and its next one is due later, the games take their
-//! turns in order. A search that runs while a waiting turn is past its due
-//! stops at its next iteration and plays its best choice so far
-//! ([`Workers::should_yield`]): under load searches get shorter, and no
-//! turn waits behind another's long search until its seat runs out of
-//! time.
+//! counts in its budget. A turn is **due** once it has waited half its
+//! budget, or the time its bot usually takes if less (a greedy bot's
+//! milliseconds, a short search's iterations). Workers go to the waiting
+//! turn due first; as each game has at most one turn at a time, and its
+//! next one is due later, the games take their turns in order. A search
+//! that runs while a waiting turn is past its due stops at its next
+//! iteration and plays its best choice so far ([`Workers::should_yield`]):
+//! under load searches share the workers and get shorter, and no turn
+//! waits behind another's long search until its seat runs out of time.
+//! Quick bots (`random`, `greedy`) also have a worker of their own when the
+//! others are busy, so that they neither wait for a search nor cut one
+//! short.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -67,11 +69,16 @@ impl Timing {
         self.pending_since.saturating_add(budget.as_millis() as u64)
     }
 
-    /// When the turn is due, its place among the waiting turns: its end,
-    /// or sooner if its bot is usually quicker.
+    /// When the turn is due, its place among the waiting turns: once it
+    /// has waited half its budget, or its bot's usual time if less.
     pub fn due(&self, budget: Duration) -> u64 {
-        self.end(budget)
-            .min(self.pending_since.saturating_add(self.usual_ms))
+        let half = self.end(budget).saturating_sub(self.pending_since) / 2;
+        self.pending_since.saturating_add(half.min(self.usual_ms))
+    }
+
+    /// Whether its bot is a quick one (a quick bot's worker may take it).
+    pub fn quick(&self) -> bool {
+        self.usual_ms <= QUICK_MS
     }
 
     /// When a search stops: a moment before its end.
@@ -94,8 +101,11 @@ impl Timing {
     }
 }
 
-/// A fixed number of workers for the bots' searches, handed out to the
-/// waiting turn due first.
+/// A bot that usually decides within this is a quick one.
+pub const QUICK_MS: u64 = 50;
+
+/// A fixed number of workers for the bots' searches, and one more for
+/// quick bots, handed out to the waiting turn due first.
 pub struct Workers {
     state: Mutex<State>,
     /// The due of the first waiting turn for which no running search has
@@ -106,8 +116,10 @@ pub struct Workers {
 
 struct State {
     free: usize,
-    /// The waiting turns by due, then by arrival.
-    waiting: BTreeMap<(u64, u64), oneshot::Sender<Slot>>,
+    /// The quick bots' own worker is free.
+    quick_free: bool,
+    /// The waiting turns by due, then by arrival; whether each is quick.
+    waiting: BTreeMap<(u64, u64), (oneshot::Sender<Slot>, bool)>,
     arrivals: u64,
     /// Searches that yielded for a waiting turn whose slot has not come
     /// free yet.
@@ -131,12 +143,14 @@ impl State {
 /// when dropped.
 pub struct Slot {
     workers: Option<Arc<Workers>>,
+    /// The quick bots' own worker.
+    quick: bool,
 }
 
 impl Drop for Slot {
     fn drop(&mut self) {
         if let Some(workers) = self.workers.take() {
-            workers.release();
+            workers.release(self.quick);
         }
     }
 }
@@ -146,6 +160,7 @@ impl Workers {
         Arc::new(Workers {
             state: Mutex::new(State {
                 free: workers.max(1),
+                quick_free: true,
                 waiting: BTreeMap::new(),
                 arrivals: 0,
                 yields_owed: 0,
@@ -158,39 +173,61 @@ impl Workers {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A worker for a turn due at `due`: at once if one is free, else when
-    /// every turn due before it has had one. `None` only if the workers
-    /// are gone.
-    pub async fn acquire(self: &Arc<Self>, due: u64) -> Option<Slot> {
+    /// A worker for a turn due at `due` (of a quick bot, or not): at once
+    /// if one is free, else when every turn due before it has had one.
+    /// `None` only if the workers are gone.
+    pub async fn acquire(self: &Arc<Self>, due: u64, quick: bool) -> Option<Slot> {
         let waiting = {
             let mut state = self.lock();
-            if state.free > 0 {
-                state.free -= 1;
+            if state.free > 0 || (quick && state.quick_free) {
+                let own = state.free == 0;
+                if own {
+                    state.quick_free = false;
+                } else {
+                    state.free -= 1;
+                }
                 return Some(Slot {
                     workers: Some(self.clone()),
+                    quick: own,
                 });
             }
             let (sender, receiver) = oneshot::channel();
             let arrival = state.arrivals;
             state.arrivals += 1;
-            state.waiting.insert((due, arrival), sender);
+            state.waiting.insert((due, arrival), (sender, quick));
             self.next_overdue.store(state.next_overdue(), Ordering::SeqCst);
             receiver
         };
         waiting.await.ok()
     }
 
-    /// A slot came free: to the first turn still waiting, else free.
-    fn release(self: &Arc<Self>) {
+    /// A worker came free: to the first turn still waiting (the quick
+    /// bots' own to the first quick one), else free.
+    fn release(self: &Arc<Self>, quick: bool) {
         let mut state = self.lock();
-        state.yields_owed = state.yields_owed.saturating_sub(1);
+        if !quick {
+            state.yields_owed = state.yields_owed.saturating_sub(1);
+        }
         loop {
-            let Some((_, sender)) = state.waiting.pop_first() else {
-                state.free += 1;
+            let next = match quick {
+                false => state.waiting.keys().next().copied(),
+                true => state
+                    .waiting
+                    .iter()
+                    .find(|(_, (_, waiter_quick))| *waiter_quick)
+                    .map(|(&key, _)| key),
+            };
+            let Some((sender, _)) = next.and_then(|key| state.waiting.remove(&key)) else {
+                if quick {
+                    state.quick_free = true;
+                } else {
+                    state.free += 1;
+                }
                 break;
             };
             let slot = Slot {
                 workers: Some(self.clone()),
+                quick,
             };
             match sender.send(slot) {
                 Ok(()) => break,
