@@ -11,11 +11,14 @@
 //! player sits in. Acts carry request ids named by the seat and the
 //! version, retried as they are after UNAVAILABLE, so a decision is stored
 //! at most once; a lost stream is reopened after its last version (or
-//! position). `--log FILE` appends a line for every action the server
-//! acknowledged, so that a test can check afterwards that each one is
-//! still stored (tests/failover/run.sh, across a database failover).
+//! position). It says on standard output what it does: a line when it
+//! takes a seat, one for each of its decisions (unless `--quiet`), and the
+//! result when a game ends. `--log FILE` appends a line for every action
+//! the server acknowledged, so that a test can check afterwards that each
+//! one is still stored (tests/failover/run.sh, across a database failover).
 
 use std::collections::HashMap;
+use std::fmt::Display;
 use std::io::Write as _;
 use std::process::ExitCode;
 use std::time::{Duration, Instant, SystemTime};
@@ -29,6 +32,8 @@ use carcassonne::proto::watch_service_client::WatchServiceClient;
 use carcassonne::proto::{self, watch_game_response::Message as W, watch_player_response::Message as P};
 use carcassonne_bots::{Bot, Level};
 use carcassonne_engine::{Actor, PublicGame, Seat};
+
+use crate::viewer::draw;
 use tokio_stream::StreamExt as _;
 use tonic::transport::{Channel, Endpoint};
 use tonic::{Code, Request, Status};
@@ -66,6 +71,10 @@ pub struct BotArgs {
     /// `acted_on + 1`, was stored). Written before the next action.
     #[arg(long, value_name = "FILE")]
     log: Option<std::path::PathBuf>,
+    /// Say only which games the bot plays and how they end, not each of
+    /// its decisions.
+    #[arg(long)]
+    quiet: bool,
 }
 
 fn parse_level(name: &str) -> Result<Level, String> {
@@ -99,6 +108,7 @@ pub fn bot(args: &BotArgs) -> anyhow::Result<ExitCode> {
             level: args.level,
             budget: Duration::from_millis(args.budget_ms),
             log,
+            quiet: args.quiet,
         };
         match (&args.key, &args.game, args.seat, &args.token) {
             (Some(key), None, None, None) => {
@@ -155,6 +165,35 @@ async fn pause(failures: u32) {
 struct Table {
     game: PublicGame,
     version: i64,
+    /// The game as the server showed it last: its players' names.
+    shown: proto::Game,
+}
+
+/// A line on standard output. A reader gone away (`| head`) stops the
+/// lines, not the bot.
+fn say(line: impl Display) {
+    let _ = writeln!(crate::stdout::lock(), "{line}");
+}
+
+/// The line of a seat the bot takes: `games/x: playing seat 1 (Brun) as greedy`.
+fn say_seat(name: &str, seat: Seat, shown: &proto::Game, level: Level) {
+    let player = shown
+        .players
+        .iter()
+        .find(|p| p.seat == u32::from(seat.0))
+        .map_or("?", |p| p.name.as_str());
+    say(format_args!(
+        "{name}: playing seat {} ({player}) as {}",
+        seat.0,
+        level.name()
+    ));
+}
+
+/// A finished game's lines: why it ended, its scores, its ranking.
+fn say_result(name: &str, game: &proto::Game) {
+    for line in draw::final_scores(game).lines() {
+        say(format_args!("{name}: {line}"));
+    }
 }
 
 struct Player {
@@ -164,6 +203,8 @@ struct Player {
     budget: Duration,
     /// `--log`: where acknowledged actions are written.
     log: Option<std::fs::File>,
+    /// `--quiet`: no line for each decision.
+    quiet: bool,
 }
 
 impl Player {
@@ -174,7 +215,10 @@ impl Player {
         let mut failures = 0;
         loop {
             match self.follow_game(name, seat, token, &mut table).await {
-                Ok(true) => return Ok(()),
+                Ok(true) => {
+                    self.say_end(name, token).await;
+                    return Ok(());
+                }
                 Ok(false) => failures = 0,
                 Err(status) if transient(&status) && failures < MAX_FAILURES => {
                     failures += 1;
@@ -217,7 +261,12 @@ impl Player {
                 Some(W::Snapshot(snapshot)) => {
                     if table.is_none() {
                         let game = follow::created(&snapshot).map_err(Status::from)?;
-                        *table = Some(Table { game, version: 1 });
+                        say_seat(name, seat, &snapshot, self.level);
+                        *table = Some(Table {
+                            game,
+                            version: 1,
+                            shown: snapshot,
+                        });
                     }
                 }
                 Some(W::Event(watched)) => {
@@ -237,7 +286,7 @@ impl Player {
                 Some(W::FellBehind(_)) => return Ok(false),
                 _ => continue,
             }
-            let Some(t) = table.as_ref() else { continue };
+            let Some(t) = table.as_mut() else { continue };
             if t.game.game().is_finished() {
                 return Ok(true);
             }
@@ -272,7 +321,10 @@ impl Player {
                         Some(P::Decision(decision)) => {
                             let version = decision.legal.as_ref().map_or(0, |l| l.version);
                             let played = async {
-                                let table = self.catch_up(&mut tables, &decision.game, version, key).await?;
+                                let seat = Seat(decision.seat as u8);
+                                let table = self
+                                    .catch_up(&mut tables, &decision.game, seat, version, key)
+                                    .await?;
                                 if table.version == version
                                     && table.game.game().pending().actor()
                                         == Some(Actor::Seat(Seat(decision.seat as u8)))
@@ -294,7 +346,12 @@ impl Player {
                             }
                         }
                         Some(P::GameEnded(ended)) => {
-                            tables.remove(&ended.game.map(|g| g.name).unwrap_or_default());
+                            if let Some(game) = ended.game {
+                                // A snapshot's ended games were said before.
+                                if tables.remove(&game.name).is_some() || !message.snapshot {
+                                    say_result(&game.name, &game);
+                                }
+                            }
                         }
                         _ => {}
                     }
@@ -323,9 +380,10 @@ impl Player {
         &mut self,
         tables: &'t mut HashMap<String, Table>,
         name: &str,
+        seat: Seat,
         version: i64,
         token: &str,
-    ) -> Result<&'t Table, Status> {
+    ) -> Result<&'t mut Table, Status> {
         if !tables.contains_key(name) {
             let at = proto::GetGameAtVersionRequest {
                 name: name.to_owned(),
@@ -336,8 +394,17 @@ impl Player {
                 .get_game_at_version(request(at, token)?)
                 .await?
                 .into_inner();
-            let game = follow::created(&shown.game.unwrap_or_default()).map_err(Status::from)?;
-            tables.insert(name.to_owned(), Table { game, version: 1 });
+            let shown = shown.game.unwrap_or_default();
+            let game = follow::created(&shown).map_err(Status::from)?;
+            say_seat(name, seat, &shown, self.level);
+            tables.insert(
+                name.to_owned(),
+                Table {
+                    game,
+                    version: 1,
+                    shown,
+                },
+            );
         }
         let Some(table) = tables.get_mut(name) else {
             return Err(Status::internal("a table just made"));
@@ -368,7 +435,7 @@ impl Player {
     /// Decides the seat's pending decision of `table` and acts; a refusal
     /// (the game moved on, the time ran out) is reported and left: the
     /// stream brings what comes next.
-    async fn decide_and_act(&mut self, name: &str, table: &Table, token: &str) -> Result<(), Status> {
+    async fn decide_and_act(&mut self, name: &str, table: &mut Table, token: &str) -> Result<(), Status> {
         let game = table.game.game();
         let Some(Actor::Seat(seat)) = game.pending().actor() else {
             return Ok(());
@@ -398,7 +465,14 @@ impl Player {
         let mut failures = 0;
         loop {
             match self.games.act(request(act.clone(), token)?).await {
-                Ok(answer) => return self.log_acknowledged(&act, seat, answer.get_ref()),
+                Ok(answer) => {
+                    let answer = answer.into_inner();
+                    if let Some(shown) = &answer.game {
+                        table.shown.clone_from(shown);
+                    }
+                    self.say_decision(name, &act, &table.shown, &answer);
+                    return self.log_acknowledged(&act, seat, &answer);
+                }
                 Err(status) if transient(&status) && failures < MAX_FAILURES => {
                     failures += 1;
                     eprintln!(
@@ -414,6 +488,45 @@ impl Player {
                     return Ok(());
                 }
             }
+        }
+    }
+
+    /// The line of the bot's own decision, as the server stored it:
+    /// `games/x v12 Brun (seat 1) placed the tile at (1, 0), rotated 90`.
+    fn say_decision(
+        &self,
+        name: &str,
+        act: &proto::ActRequest,
+        shown: &proto::Game,
+        answer: &proto::ActResponse,
+    ) {
+        if self.quiet {
+            return;
+        }
+        if let Some(own) = answer
+            .events
+            .iter()
+            .find(|e| e.version == act.expected_version + 1)
+        {
+            say(format_args!("{name} {}", draw::event_line(shown, own)));
+        }
+    }
+
+    /// The result of a game that ended, as the server shows it to the seat.
+    async fn say_end(&mut self, name: &str, token: &str) {
+        let asked = request(
+            proto::GetGameRequest {
+                name: name.to_owned(),
+            },
+            token,
+        );
+        let shown = match asked {
+            Ok(asked) => self.games.get_game(asked).await.map(|r| r.into_inner().game),
+            Err(status) => Err(status),
+        };
+        match shown {
+            Ok(Some(game)) => say_result(name, &game),
+            _ => say(format_args!("{name}: the game is over")),
         }
     }
 

@@ -384,6 +384,8 @@ impl Challenges {
             tournament: None,
             sealed: false,
             bots,
+            // Its players are at the table: the bots play at once.
+            bot_pace_ms: 0,
         };
         let request = RequestId::new(game_request(id))
             .map_err(|e| ApiError::Internal(format!("a challenge's game request id: {e}")))?;

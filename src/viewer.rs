@@ -13,7 +13,7 @@
 //! clocks as of each step, still.
 
 mod clock;
-mod draw;
+pub(crate) mod draw;
 mod input;
 
 use std::io::{IsTerminal as _, Write as _};

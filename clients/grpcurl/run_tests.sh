@@ -180,9 +180,20 @@ if refused="$(g -d '{"request_id": "'"$(python3 -c 'import uuid; print(uuid.uuid
   fail "an unknown bot level was accepted: $refused"
 fi
 grep -Eq '"reason": *"UNKNOWN_BOT_LEVEL"' <<<"$refused" || fail "expected UNKNOWN_BOT_LEVEL: $refused"
+request_id=$(python3 -c 'import uuid; print(uuid.uuid4())')
+paced="$(g -d '{"request_id": "'"$request_id"'", "players": ["Ada", "Brun", "Cleo", "Dag"],
+       "bots": ["greedy", "search", "random", "search:500"], "bot_pace_ms": 1500}' \
+  "$addr" carcassonne.v1.GameService/CreateGame)"
+paced_game="$(json 'd["game"]["name"]' <<<"$paced")"
+sleep 2
+paced_now="$(g -d "{\"name\": \"$paced_game\"}" "$addr" carcassonne.v1.GameService/GetGame)"
+# Created at version 2; 2 s later, at most two bot decisions (and draws).
+[ "$(json 'int(d["game"]["version"]) <= 6' <<<"$paced_now")" = True ] || fail "the paced bots played faster: $paced_now"
 echo "== carcassonne bot plays seat 0 with the search bot, to the end (the README's command)"
-timeout 900 "$bin" bot --addr "$addr" --level search --game "$bot_game" --seat 0 --token "$bot_token0" \
+said="$(timeout 900 "$bin" bot --addr "$addr" --level search --game "$bot_game" --seat 0 --token "$bot_token0")" \
   || fail "carcassonne bot did not play its seat to the end"
+grep -q "^$bot_game: playing seat 0 (Ada) as search$" <<<"$said" || fail "carcassonne bot did not say its seat: $said"
+grep -q "^$bot_game: ranking: " <<<"$said" || fail "carcassonne bot did not say the result: $said"
 ended="$(g -d "{\"name\": \"$bot_game\"}" "$addr" carcassonne.v1.GameService/GetGame)"
 [ "$(json 'd["game"].get("ending", {}).get("reason", "")' <<<"$ended")" = END_REASON_NORMAL ] \
   || fail "the game against the bot did not end normally: $ended"

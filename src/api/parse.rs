@@ -284,6 +284,56 @@ pub fn time_control(control: Option<&proto::TimeControl>) -> Result<Option<engin
     Ok(Some(control))
 }
 
+/// The shortest main time and limit per decision a new game (or
+/// tournament) may have: a decision takes a client a network round trip or
+/// a few (100 to 300 ms between continents) besides its thinking, and a
+/// server's bot a quarter of what its clock leaves. The rules allow 1 ms
+/// (T-1), and records and other servers' games keep what they have.
+pub const MIN_CLOCK_MS: u32 = 1_000;
+
+/// A time control a client asks for (CreateGame, CreateTournament):
+/// [`time_control`], and every duration set at least [`MIN_CLOCK_MS`].
+pub fn new_time_control(
+    control: Option<&proto::TimeControl>,
+) -> Result<Option<engine::TimeControl>, ApiError> {
+    let checked = time_control(control)?;
+    if let Some(control) = control {
+        for (field, ms) in [("main_ms", control.main_ms), ("decision_ms", control.decision_ms)] {
+            if ms > 0 && ms < MIN_CLOCK_MS {
+                return Err(invalid(
+                    &format!("time_control.{field}"),
+                    format!(
+                        "{ms} ms is too short: a game of this server gives at least {MIN_CLOCK_MS} ms \
+                         (a decision takes a network round trip or more), or 0 for none"
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// A new game's `bot_pace_ms`: 0 to [`MAX_PACE_MS`], and only in a game
+/// with bot seats.
+///
+/// [`MAX_PACE_MS`]: crate::games::bot_seats::MAX_PACE_MS
+pub fn bot_pace(pace_ms: u32, bots: &[Option<carcassonne_bots::Level>]) -> Result<u32, ApiError> {
+    use crate::games::bot_seats::MAX_PACE_MS;
+    if pace_ms > MAX_PACE_MS {
+        return Err(invalid(
+            "bot_pace_ms",
+            format!("at most {MAX_PACE_MS} ms, not {pace_ms}"),
+        ));
+    }
+    if pace_ms > 0 && bots.iter().all(Option::is_none) {
+        return Err(invalid(
+            "bot_pace_ms",
+            "only a game with bot seats (bots) has a pace",
+        ));
+    }
+    Ok(pace_ms)
+}
+
 /// A listing's `page_size`: 1 to 100, 20 when 0.
 pub fn page_size(requested: u32) -> Result<usize, ApiError> {
     match requested {

@@ -151,6 +151,14 @@ pub enum ApiError {
     /// open at once on the caller's connection or on the whole server.
     #[error("{}", too_many_streams(*.per_connection, *.limit))]
     TooManyStreams { per_connection: bool, limit: usize },
+    /// A new game with bot seats while the running ones already commit
+    /// all the bots' decision time the server has.
+    #[error(
+        "the server's bots are busy: its running bot games commit {committed_ms} ms of decisions of the \
+         {capacity_ms} it can owe at once; try again later, or with lighter bots (random, greedy, search:N \
+         with a smaller N)"
+    )]
+    BotsBusy { committed_ms: u64, capacity_ms: u64 },
     #[error("the server is shutting down")]
     ShuttingDown,
     #[error("the stored game is damaged: {0}")]
@@ -250,6 +258,7 @@ impl ApiError {
             ApiError::TooManyChallenges(_) => (Code::ResourceExhausted, "TOO_MANY_CHALLENGES"),
             ApiError::Exhausted(_) => (Code::ResourceExhausted, "RESOURCE_EXHAUSTED"),
             ApiError::TooManyStreams { .. } => (Code::ResourceExhausted, "TOO_MANY_STREAMS"),
+            ApiError::BotsBusy { .. } => (Code::ResourceExhausted, "BOTS_BUSY"),
             ApiError::ShuttingDown => (Code::Unavailable, "SHUTTING_DOWN"),
             ApiError::Corrupt(_) => (Code::DataLoss, "CORRUPT_GAME"),
             ApiError::StorageUnavailable(_) => (Code::Unavailable, "STORAGE_UNAVAILABLE"),

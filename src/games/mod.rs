@@ -96,6 +96,9 @@ pub struct NewGame {
     /// Per seat, the built-in bot the server plays it with; empty, or
     /// `None` for a client's seat. A bot's seat belongs to no account.
     pub bots: Vec<Option<carcassonne_bots::Level>>,
+    /// The least time from a bot's decision becoming pending to its
+    /// storing (0: as soon as the bot has decided).
+    pub bot_pace_ms: u32,
 }
 
 impl NewGame {
@@ -109,6 +112,7 @@ impl NewGame {
             tournament: None,
             sealed: false,
             bots: Vec::new(),
+            bot_pace_ms: 0,
         }
     }
 }
@@ -175,9 +179,10 @@ pub struct Games {
     /// Who lifts seals: the tournaments, once they run (held weakly: they
     /// hold the games). Until then every sealed game stays sealed.
     seals: std::sync::OnceLock<std::sync::Weak<dyn Seals>>,
-    /// Where every new version whose pending decision is a bot seat's
-    /// goes: the bot seats' driver, once it runs ([`Games::play_bots`]).
-    turns: std::sync::OnceLock<bot_seats::TurnSender>,
+    /// Where every new version of a game with bots goes (a bot's turn,
+    /// the work the game commits): the bot seats' driver, once it runs
+    /// ([`Games::play_bots`]).
+    bots: std::sync::OnceLock<bot_seats::Driver>,
     /// Whether other server nodes write to the store too (PostgreSQL):
     /// then [`Games::follow`] arms the deadlines of what they append.
     shared: std::sync::atomic::AtomicBool,
@@ -193,7 +198,7 @@ pub struct Games {
 #[derive(Clone, Default)]
 struct Listeners {
     deadlines: Option<DeadlineSender>,
-    turns: Option<bot_seats::TurnSender>,
+    bots: Option<bot_seats::Driver>,
 }
 
 impl Listeners {
@@ -201,10 +206,8 @@ impl Listeners {
         if let Some(deadlines) = &self.deadlines {
             let _ = deadlines.send(Deadline::of(id, loaded));
         }
-        if let Some(turns) = &self.turns
-            && let Some(turn) = bot_seats::Turn::of(id, loaded)
-        {
-            let _ = turns.send(turn);
+        if let Some(bots) = &self.bots {
+            bots.tell(id, loaded);
         }
     }
 }
@@ -218,7 +221,7 @@ impl Games {
             deciding: std::array::from_fn(|_| Mutex::new(())),
             deadlines: std::sync::OnceLock::new(),
             seals: std::sync::OnceLock::new(),
-            turns: std::sync::OnceLock::new(),
+            bots: std::sync::OnceLock::new(),
             shared: std::sync::atomic::AtomicBool::new(false),
             clocked: Mutex::new(std::collections::HashSet::new()),
             token_secret: None,
@@ -233,18 +236,19 @@ impl Games {
         self
     }
 
-    /// From now on, every new version whose pending decision is a bot
-    /// seat's is told to `turns`. Once per `Games`.
-    pub fn play_bots(&self, turns: bot_seats::TurnSender) -> Result<(), ApiError> {
-        self.turns
-            .set(turns)
+    /// From now on, every new version of a game with bots is told to
+    /// `driver`, and new games with bots are taken on only while it has
+    /// room for them. Once per `Games`.
+    pub fn play_bots(&self, driver: bot_seats::Driver) -> Result<(), ApiError> {
+        self.bots
+            .set(driver)
             .map_err(|_| ApiError::Internal("a second bot seats' driver".to_owned()))
     }
 
     fn listeners(&self) -> Listeners {
         Listeners {
             deadlines: self.deadlines.get().cloned(),
-            turns: self.turns.get().cloned(),
+            bots: self.bots.get().cloned(),
         }
     }
 
@@ -426,6 +430,7 @@ impl Games {
             rated: new.rated,
             tournament: new.tournament,
             sealed: new.sealed,
+            bot_pace_ms: new.bot_pace_ms,
         };
         let mut game = Game::new(setup.clone());
         let mut events = vec![Event::Created(setup.clone())];
@@ -439,12 +444,25 @@ impl Games {
             RequestId::new(auth::stored_creation_id(request_id.as_str()))
                 .map_err(|e| ApiError::Internal(format!("a creation's stored request id: {e}")))?
         };
-        self.store
-            .append(id, 0, &stored_id, &batch)
-            .map_err(|e| match e {
-                StoreError::Conflict { .. } => already(),
-                other => store_error(other),
-            })?;
+        // Bots only while the server has room for their work; a
+        // tournament's games are counted, never refused.
+        let levels: Vec<_> = new.bots.iter().flatten().copied().collect();
+        let admitted = match self.bots.get() {
+            Some(bots) if !levels.is_empty() => {
+                let now = self.store.now_millis();
+                bots.admit(id, levels, now, opened.tournament.is_some())?
+                    .then_some(bots)
+            }
+            _ => None,
+        };
+        let appended = self.store.append(id, 0, &stored_id, &batch);
+        if let (Err(_), Some(bots)) = (&appended, admitted) {
+            bots.withdraw(id);
+        }
+        appended.map_err(|e| match e {
+            StoreError::Conflict { .. } => already(),
+            other => store_error(other),
+        })?;
         // A retried creation gets the first append back from the store. With
         // derived tokens, the same request has the same opening and setup
         // (but for a seed the server drew), and gets the same answer; other

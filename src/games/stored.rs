@@ -36,6 +36,9 @@ pub struct Opened {
     /// (`None`: a client's seat), by its name ([`carcassonne_bots::Level`]).
     /// Empty when no seat is a bot's.
     pub bots: Vec<Option<String>>,
+    /// The least time from a bot's decision becoming pending to its storing
+    /// (`CreateGameRequest.bot_pace_ms`; 0: none).
+    pub bot_pace_ms: u32,
 }
 
 impl Opened {
@@ -43,9 +46,11 @@ impl Opened {
     /// Format 2 (a game with registered players, rated, or of a
     /// tournament) goes on after the hashes with, per seat, the length of
     /// its player's name (`u8`, 0 for a guest) and the name; then flags
-    /// (`u8`, bit 0: rated, bit 1: sealed, bit 2: bots); then the tournament id's length (`u8`) and the
+    /// (`u8`, bit 0: rated, bit 1: sealed, bit 2: bots, bit 3: a bots'
+    /// pace); then the tournament id's length (`u8`) and the
     /// id; then, with bots, per seat the length of its bot's level name
-    /// (`u8`, 0 for a client's seat) and the name. A game with none of
+    /// (`u8`, 0 for a client's seat) and the name; then, with a pace, the
+    /// pace in milliseconds (`u32` LE). A game with none of
     /// those is written in format 1.
     pub fn encode(&self) -> Vec<u8> {
         let bots = self.bots.iter().any(Option::is_some);
@@ -63,7 +68,13 @@ impl Opened {
                 out.push(name.len() as u8);
                 out.extend(name.as_bytes());
             }
-            out.push(u8::from(self.rated) | u8::from(self.sealed) << 1 | u8::from(bots) << 2);
+            let paced = bots && self.bot_pace_ms > 0;
+            out.push(
+                u8::from(self.rated)
+                    | u8::from(self.sealed) << 1
+                    | u8::from(bots) << 2
+                    | u8::from(paced) << 3,
+            );
             let tournament = self.tournament.as_deref().unwrap_or_default();
             out.push(tournament.len() as u8);
             out.extend(tournament.as_bytes());
@@ -73,6 +84,9 @@ impl Opened {
                     out.push(level.len() as u8);
                     out.extend(level.as_bytes());
                 }
+            }
+            if paced {
+                out.extend(self.bot_pace_ms.to_le_bytes());
             }
         }
         out
@@ -116,7 +130,7 @@ impl Opened {
                 opened.accounts.clear();
             }
             let flags = reader.byte("flags")?;
-            if flags > 0b111 {
+            if flags > 0b1111 {
                 return Err(format!("unknown flags {flags:#x}"));
             }
             opened.rated = flags & 1 != 0;
@@ -131,6 +145,10 @@ impl Opened {
                             .map(|level| (!level.is_empty()).then_some(level))
                     })
                     .collect::<Result<_, _>>()?;
+            }
+            if flags & 0b1000 != 0 {
+                let pace = reader.take(4, "the bots' pace")?;
+                opened.bot_pace_ms = u32::from_le_bytes(pace.try_into().map_err(|_| "truncated pace")?);
             }
         }
         if !reader.0.is_empty() {

@@ -218,7 +218,7 @@ impl proto::game_service_server::GameService for GameService {
             players: parse::players(&r.players)?,
             tiles: parse::bag(&r.tiles)?,
             seed: parse::seed(&r.seed)?,
-            time_control: parse::time_control(r.time_control.as_ref())?,
+            time_control: parse::new_time_control(r.time_control.as_ref())?,
         };
         let accounts = self.accounts(key.as_deref(), &r.accounts, setup.players.len())?;
         let bots = parse::bots(&r.bots, setup.players.len())?;
@@ -236,6 +236,7 @@ impl proto::game_service_server::GameService for GameService {
             rated: r.rated,
             tournament: None,
             sealed: false,
+            bot_pace_ms: parse::bot_pace(r.bot_pace_ms, &bots)?,
             bots,
         };
         let (permit, games) = (self.permit()?, self.games.clone());

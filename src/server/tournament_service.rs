@@ -139,7 +139,7 @@ fn spec_of(
     };
     // Checked now, as the games will check them.
     crate::api::parse::rules(r.rules.as_ref())?;
-    if crate::api::parse::time_control(Some(&time_control))?.is_none() {
+    if crate::api::parse::new_time_control(Some(&time_control))?.is_none() {
         return Err(invalid(
             "time_control",
             "required: every game of a tournament has a clock".to_owned(),

@@ -557,6 +557,7 @@ impl Tournaments {
                 tournament: Some(id.to_owned()),
                 sealed: spec.duplicate_bags,
                 bots: if has_bot { bots } else { Vec::new() },
+                bot_pace_ms: 0,
             };
             match self.games.create(&game_id, &request, new) {
                 Ok(_) | Err(ApiError::AlreadyExists(_)) => {}

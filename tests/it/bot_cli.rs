@@ -95,13 +95,40 @@ async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end()
     let over = game(&mut client, &name).await;
     assert_eq!(over.status, proto::GameStatus::Finished as i32);
     assert_eq!(
-        over.ending.unwrap().reason,
+        over.ending.clone().unwrap().reason,
         proto::EndReason::Normal as i32,
         "{stderr}"
     );
     let decisions = decisions_of(&server, &name, 1).await;
     assert!(decisions > 20);
     assert!(!stderr.contains("refused"), "every action taken: {stderr}");
+    // It says which seat it plays, each of its decisions, and the result.
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.starts_with(&format!("{name}: playing seat 1 (Bot 1) as search:20\n")),
+        "{stdout}"
+    );
+    let said = stdout
+        .lines()
+        .filter(|line| line.starts_with(&format!("{name} v")) && line.contains("Bot 1 (seat 1) "))
+        .count();
+    assert_eq!(said, decisions, "a line a decision: {stdout}");
+    let ranking = over
+        .players
+        .iter()
+        .map(|p| format!("{}. {} {}", p.rank, p.name, p.score))
+        .collect::<Vec<_>>();
+    let ranking = if over.players[0].rank <= over.players[1].rank {
+        ranking.join(", ")
+    } else {
+        format!("{}, {}", ranking[1], ranking[0])
+    };
+    for line in [
+        format!("{name}: game over: the last tile was played"),
+        format!("{name}: ranking: {ranking}"),
+    ] {
+        assert!(stdout.lines().any(|l| l == line), "{line:?} in {stdout}");
+    }
     // --log: a line per decision, each naming the event stored for it.
     let mut watcher = server.watcher().await;
     let steps = replay(&mut watcher, replay_request(&name, Some(1), None)).await;
@@ -168,6 +195,11 @@ async fn carcassonne_bot_with_a_key_plays_the_games_its_player_sits_in() {
         assert!(decisions_of(&server, name, 0).await > 20, "{name}");
     }
     let _ = bot.kill();
-    let _ = bot.wait();
+    let output = bot.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in &names {
+        let line = format!("{name}: playing seat 0 (Bot 0) as greedy");
+        assert!(stdout.lines().any(|l| l == line), "{line:?} in {stdout}");
+    }
     server.stop().await;
 }

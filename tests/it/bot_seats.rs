@@ -17,21 +17,33 @@ use crate::support::{
 
 /// A server whose bots take `budget` a decision.
 async fn server_with_budget(data: &std::path::Path, budget: Duration) -> TestServer {
+    server_with_bots(
+        data,
+        BotConfig {
+            budget,
+            workers: 2,
+            ..BotConfig::default()
+        },
+    )
+    .await
+}
+
+pub(crate) async fn server_with_bots(data: &std::path::Path, bots: BotConfig) -> TestServer {
     TestServer::start_with(ServerConfig {
         data: data.to_owned(),
-        bots: BotConfig { budget, workers: 2 },
+        bots,
         ..ServerConfig::default()
     })
     .await
 }
 
-fn with_bots(mut request: proto::CreateGameRequest, bots: &[&str]) -> proto::CreateGameRequest {
+pub(crate) fn with_bots(mut request: proto::CreateGameRequest, bots: &[&str]) -> proto::CreateGameRequest {
     request.bots = bots.iter().map(|b| (*b).to_owned()).collect();
     request
 }
 
 /// A bag of `n` tiles of a few kinds: a short game.
-fn short_bag(n: u32) -> Vec<proto::TileCount> {
+pub(crate) fn short_bag(n: u32) -> Vec<proto::TileCount> {
     ["D", "E", "U", "V", "B"]
         .iter()
         .enumerate()
@@ -43,7 +55,11 @@ fn short_bag(n: u32) -> Vec<proto::TileCount> {
 }
 
 /// Polls GetGame until the game is over, within `limit`.
-async fn until_over(client: &mut GameServiceClient<Channel>, name: &str, limit: Duration) -> proto::Game {
+pub(crate) async fn until_over(
+    client: &mut GameServiceClient<Channel>,
+    name: &str,
+    limit: Duration,
+) -> proto::Game {
     let started = Instant::now();
     loop {
         let now = game(client, name).await;
@@ -60,7 +76,7 @@ async fn until_over(client: &mut GameServiceClient<Channel>, name: &str, limit: 
 }
 
 /// Every event's acting seat, from a replay of the whole game.
-async fn events(server: &TestServer, name: &str) -> Vec<proto::GameEvent> {
+pub(crate) async fn events(server: &TestServer, name: &str) -> Vec<proto::GameEvent> {
     let mut watcher = server.watcher().await;
     replay(&mut watcher, replay_request(name, Some(1), None))
         .await
@@ -162,11 +178,11 @@ async fn a_bot_seat_inside_a_clocked_game_never_loses_on_time_with_its_default_b
             decision_ms: 0,
             on_timeout: proto::TimeoutRule::Forfeit as i32,
         },
-        // ... and a short limit per decision.
+        // ... and the shortest limit per decision.
         proto::TimeControl {
             main_ms: 0,
             increment_ms: 0,
-            decision_ms: 400,
+            decision_ms: 1_000,
             on_timeout: proto::TimeoutRule::Forfeit as i32,
         },
     ];

@@ -857,3 +857,59 @@ fn a_followed_version_is_armed_even_when_a_read_cached_it_first() {
     assert!(matches!(moved, carcassonne::games::TimeoutOutcome::Moved));
     assert_eq!(armed.try_recv().map(|d| d.seq), Ok(deadline.seq));
 }
+
+/// Item 11: a clock nobody can meet is refused at creation. Every duration
+/// set is at least a second (a decision takes a client a network round
+/// trip or more), with the field named; nothing is stored.
+#[tokio::test]
+async fn a_main_time_or_a_limit_per_decision_under_a_second_is_refused_and_nothing_is_stored() {
+    let (server, mut client) = start().await;
+    let auto = proto::TimeoutRule::Auto;
+    // (main, increment, limit per decision, the field refused or None).
+    let cases = [
+        (0, 0, 1, Some("time_control.decision_ms")),
+        (0, 0, 999, Some("time_control.decision_ms")),
+        (1, 0, 0, Some("time_control.main_ms")),
+        (999, 1_000, 60_000, Some("time_control.main_ms")),
+        (60_000, 0, 999, Some("time_control.decision_ms")),
+        (0, 0, 1_000, None),
+        (1_000, 0, 0, None),
+        (60_000, 1, 1_000, None),
+    ];
+    let mut created = 0;
+    for (i, (main, increment, decision, refused)) in cases.into_iter().enumerate() {
+        let request = clocked_request(
+            &format!("short-clock-{i:04}"),
+            2,
+            1,
+            control(main, increment, decision, auto),
+        );
+        let answer = client.create_game(request).await;
+        let case = format!("main {main}, increment {increment}, decision {decision}");
+        match refused {
+            None => {
+                answer.unwrap_or_else(|e| panic!("{case}: {e:?}"));
+                created += 1;
+            }
+            Some(field) => {
+                let status = answer.expect_err(&case);
+                assert_eq!(status.code(), Code::InvalidArgument, "{case}");
+                assert_eq!(reason(&status), "INVALID_ARGUMENT", "{case}");
+                let (_, metadata) = carcassonne::api::status::error_info(&status).unwrap();
+                assert_eq!(metadata.get("field").map(String::as_str), Some(field), "{case}");
+                assert!(
+                    status.message().contains("at least 1000 ms"),
+                    "{case}: {}",
+                    status.message()
+                );
+            }
+        }
+    }
+    let listed = client
+        .list_games(proto::ListGamesRequest::default())
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(listed.games.len(), created, "only the clocks allowed were stored");
+    server.stop().await;
+}

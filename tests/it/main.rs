@@ -6,6 +6,7 @@ mod admin_key;
 mod archive;
 mod bench_verdict;
 mod bot_cli;
+mod bot_load;
 mod bot_seats;
 mod bots;
 mod challenges;

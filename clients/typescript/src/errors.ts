@@ -34,7 +34,8 @@
 //   NAME_TAKEN (metadata `name`: names are unique regardless of case).
 // - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
 //   `limit`), TOO_MANY_STREAMS (metadata `limit` and `scope`: too many
-//   streams open on the connection or on the server). UNAVAILABLE:
+//   streams open on the connection or on the server), BOTS_BUSY (a game
+//   with bots while the server's bots are busy). UNAVAILABLE:
 //   SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client retries UNAVAILABLE).
 // - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 // Connect-ES parses the Status into `ConnectError.details` and decodes a
@@ -83,6 +84,7 @@ export const Reason = {
   TOURNAMENT_NOT_FOUND: "TOURNAMENT_NOT_FOUND",
   TOURNAMENT_STATE: "TOURNAMENT_STATE",
   RESOURCE_EXHAUSTED: "RESOURCE_EXHAUSTED",
+  BOTS_BUSY: "BOTS_BUSY",
   SHUTTING_DOWN: "SHUTTING_DOWN",
   STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
   CORRUPT_GAME: "CORRUPT_GAME",

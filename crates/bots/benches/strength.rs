@@ -2,7 +2,12 @@
 //!
 //! 1. Speed: random playouts from a mid-game position (the search's
 //!    simulations) per second on one core, against the engine's own rate
-//!    of whole random 2-player games in the same run (the baseline).
+//!    of whole random 2-player games in the same run (the baseline); and
+//!    the time of each decision of `greedy` and `random` over whole games
+//!    (median and slowest), and the search's iterations a millisecond, in
+//!    a 2-player base game and a 5-player River + Count game: what the
+//!    server's admission of bot games reckons with
+//!    (`src/games/bot_seats/admission.rs`).
 //! 2. Strength: matches of `STRENGTH_GAMES` [20] 2-player games per pair
 //!    of levels, the first seat alternating, for the base game and for
 //!    River + Count: the first level's win rate with its 95% Wilson
@@ -32,9 +37,13 @@ fn env(name: &str, default: u32) -> u32 {
 }
 
 fn new_game(rules: Rules, seed: u64) -> Game {
+    new_table(rules, 2, seed)
+}
+
+fn new_table(rules: Rules, players: usize, seed: u64) -> Game {
     let mut game = Game::new(Setup {
         rules,
-        players: vec!["A".into(), "B".into()],
+        players: (0..players).map(|i| format!("P{i}")).collect(),
         tiles: None,
         seed: Some(Seed::from_u64(seed)),
         time_control: None,
@@ -93,6 +102,66 @@ fn speed() {
     println!(
         "  search iterations from turn 30 (a deal, a walk, a random playout): {simulations:.0}/s ({:.2} of the baseline)",
         simulations / games_per_second
+    );
+    let both = Rules::default().with(Expansion::River).with(Expansion::Count);
+    for (label, rules, players) in [
+        ("base, 2 players", Rules::default(), 2),
+        ("River+Count, 5 players", both, 5),
+    ] {
+        decision_times(label, rules, players);
+    }
+}
+
+/// Each decision's time of `random` and `greedy` over whole games of
+/// every seat played by that level, and a search's iterations a
+/// millisecond from every 10th decision of them.
+fn decision_times(label: &str, rules: Rules, players: usize) {
+    for level in [Level::Random, Level::Greedy] {
+        let mut times = Vec::new();
+        for seed in 0..3 {
+            let mut game = new_table(rules, players, 500 + seed);
+            let mut bots: Vec<Bot> = (0..players)
+                .map(|i| Bot::new(level, Seed::from_u64(seed * 10 + i as u64)))
+                .collect();
+            while let Some(seat) = game.pending().player() {
+                let started = Instant::now();
+                let (_, command) = bots[seat.index()].decide(&game.public()).unwrap();
+                times.push(started.elapsed().as_secs_f64() * 1000.0);
+                game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+            }
+        }
+        times.sort_by(f64::total_cmp);
+        println!(
+            "  {label}: {} decision: median {:.3} ms, slowest {:.3} ms ({} decisions)",
+            level.name(),
+            times[times.len() / 2],
+            times[times.len() - 1],
+            times.len()
+        );
+    }
+    let mut game = new_table(rules, players, 600);
+    let mut random = Bot::new(Level::Random, Seed::from_u64(7));
+    let mut searcher = Bot::new(Level::Random, Seed::from_u64(8));
+    let mut rates = Vec::new();
+    let mut decision = 0;
+    while let Some(seat) = game.pending().player() {
+        if decision % 10 == 0 {
+            let started = Instant::now();
+            let searched = searcher
+                .search(&game.public(), seat, |_| started.elapsed().as_secs_f64() >= 0.05)
+                .unwrap();
+            rates.push(f64::from(searched.iterations) / (started.elapsed().as_secs_f64() * 1000.0));
+        }
+        decision += 1;
+        let (_, command) = random.decide(&game.public()).unwrap();
+        game.execute(Actor::Seat(seat), &command, &mut ()).unwrap();
+    }
+    rates.sort_by(f64::total_cmp);
+    println!(
+        "  {label}: search iterations a millisecond: median {:.1}, lowest {:.1} ({} positions)",
+        rates[rates.len() / 2],
+        rates[0],
+        rates.len()
     );
 }
 

@@ -37,7 +37,8 @@ whole table), by code:
   NAME_TAKEN (metadata `name`: names are unique regardless of case).
 - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
   `limit`), TOO_MANY_STREAMS (metadata `limit` and `scope`: too many
-  streams open on the connection or on the server). UNAVAILABLE:
+  streams open on the connection or on the server), BOTS_BUSY (a game
+  with bots while the server's bots are busy). UNAVAILABLE:
   SHUTTING_DOWN, STORAGE_UNAVAILABLE.
 - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 """
@@ -89,6 +90,7 @@ class Reason:
     TOURNAMENT_NOT_FOUND = "TOURNAMENT_NOT_FOUND"
     TOURNAMENT_STATE = "TOURNAMENT_STATE"
     RESOURCE_EXHAUSTED = "RESOURCE_EXHAUSTED"
+    BOTS_BUSY = "BOTS_BUSY"
     SHUTTING_DOWN = "SHUTTING_DOWN"
     STORAGE_UNAVAILABLE = "STORAGE_UNAVAILABLE"
     CORRUPT_GAME = "CORRUPT_GAME"
