@@ -286,6 +286,54 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
         assert stream.position > before
 
 
+def test_the_player_stream_tells_each_stage_of_a_challenge_once_across_reconnects(
+    league_client: GameClient,
+) -> None:
+    """A challenge waiting for the player is in every opening snapshot, and
+    its events after the position resumed from may be older than the
+    snapshot: the stream yields each stage once, in order."""
+    ada, brun, cleo = (league_client.register_player(unique(n)) for n in ("Ada", "Brun", "Cleo"))
+    told: list[tuple[int, int, bool]] = []
+
+    def until_quiet() -> None:
+        """Records the challenge messages up to the next keep-alive: by
+        then the stream has brought everything before it."""
+        while True:
+            message = next(stream)
+            kind = message.WhichOneof("message")
+            if kind == "keep_alive":
+                return
+            assert kind == "challenge", message
+            challenge = message.challenge
+            taken = sum(seat.accepted for seat in challenge.seats)
+            told.append((challenge.status, taken, message.snapshot))
+
+    open_, accepted = pb.CHALLENGE_STATUS_OPEN, pb.CHALLENGE_STATUS_ACCEPTED
+    with league_client.watch_player(ada.api_key, keep_alive_ms=1000) as stream:
+        stream.open()
+        offer = league_client.create_challenge(brun.api_key, [brun.name, ada.name, cleo.name])
+        until_quiet()
+        assert told == [(open_, 1, False)]
+        # Cleo accepts while Ada's connection is down: the new snapshot
+        # shows the challenge as it is now, and the events after the last
+        # position seen bring Cleo's acceptance again.
+        stream.reconnect()
+        league_client.accept_challenge(offer.name, cleo.api_key)
+        until_quiet()
+        assert told[1:] == [(open_, 2, True)]
+        # Down again with nothing new: the snapshot repeats it.
+        stream.reconnect()
+        until_quiet()
+        assert told[2:] == []
+        # Ada accepts: the game starts.
+        league_client.accept_challenge(offer.name, ada.api_key)
+        message = next(stream)
+        assert message.WhichOneof("message") == "challenge"
+        assert message.challenge.status == accepted and message.challenge.game, message
+        assert next_of(stream, "game_started").game_started.game.name == message.challenge.game
+    assert stream.resumes == 2
+
+
 def test_a_registered_bot_plays_many_games_over_one_stream_through_reconnects(
     league: ServerProcess, league_client: GameClient
 ) -> None:

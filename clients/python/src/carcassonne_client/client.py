@@ -463,8 +463,9 @@ class GameClient:
         """The player's own stream (WatchPlayer, with its API `key`): the
         games that start with the player in a seat, every decision that
         becomes the player's (with its legal actions and clocks), the games
-        that end, the tournament rounds that seat the player, and
-        keep-alives. It reopens by itself after a dropped connection, from
+        that end, the tournament rounds that seat the player, the
+        challenges the player made or is named in (as they stand after
+        each change), and keep-alives. It reopens by itself after a dropped connection, from
         the last position seen, so that no message is lost or repeated
         (see player_stream.py); `after_position` resumes an earlier
         stream's `position`. Iterate it; `close()` ends it.
