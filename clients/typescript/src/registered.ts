@@ -101,7 +101,7 @@ export interface BotRecord {
   rounds: PlayerRoundPaired[];
   /** Challenges whose seat the bot accepted, in order (`acceptChallenges`). */
   accepted: string[];
-  /** Challenges the bot answered or had no seat to take in: each once. */
+  /** Challenges the bot sent AcceptChallenge for, each once. */
   challenges: Set<string>;
 }
 

@@ -104,7 +104,7 @@ class BotRecord:
     rounds: list[pb.PlayerRoundPaired] = field(default_factory=list)
     # Challenges whose seat the bot accepted, in order (`accept_challenges`).
     accepted: list[str] = field(default_factory=list)
-    # Challenges the bot answered or had no seat to take in: each once.
+    # Challenges the bot sent AcceptChallenge for, each once.
     challenges: set[str] = field(default_factory=set)
 
 
