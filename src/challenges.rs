@@ -190,7 +190,12 @@ impl Challenges {
     }
 
     fn read(&self, id: &str) -> Result<Held, ApiError> {
-        let stored = self.store.read_game(&stream_of(id)?, 1).map_err(store_error)?;
+        let stored = match self.store.read_game(&stream_of(id)?, 1) {
+            // No such stream: the store says so of a game, the caller asked
+            // for a challenge.
+            Err(StoreError::NotFound(_)) => return Err(ApiError::ChallengeNotFound(id.to_owned())),
+            read => read.map_err(store_error)?,
+        };
         if stored.is_empty() {
             return Err(ApiError::ChallengeNotFound(id.to_owned()));
         }

@@ -628,3 +628,57 @@ async fn the_player_stream_tells_of_the_challenges_that_concern_the_player() {
     .await;
     assert!(quiet.is_err(), "Cleo was told: {quiet:?}");
 }
+
+#[tokio::test]
+async fn an_unknown_challenge_is_challenge_not_found_with_its_name() {
+    let (server, _dir) = league_server(Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let mut challenges = challenges_client(&server).await;
+    let name = "challenges/nosuchchallenge".to_owned();
+    let refusals = [
+        challenges
+            .get_challenge(proto::GetChallengeRequest { name: name.clone() })
+            .await
+            .unwrap_err(),
+        challenges
+            .accept_challenge(with_token(
+                proto::AcceptChallengeRequest {
+                    name: name.clone(),
+                    seat: None,
+                },
+                &ada,
+            ))
+            .await
+            .unwrap_err(),
+        challenges
+            .decline_challenge(with_token(
+                proto::DeclineChallengeRequest { name: name.clone() },
+                &ada,
+            ))
+            .await
+            .unwrap_err(),
+        challenges
+            .cancel_challenge(with_token(
+                proto::CancelChallengeRequest { name: name.clone() },
+                &ada,
+            ))
+            .await
+            .unwrap_err(),
+    ];
+    for (n, refused) in refusals.into_iter().enumerate() {
+        let metadata = {
+            use tonic_types::StatusExt as _;
+            let details = refused.get_error_details();
+            details
+                .error_info()
+                .map(|i| i.metadata.clone())
+                .unwrap_or_default()
+        };
+        assert_eq!(
+            refusal(refused),
+            (Code::NotFound, "CHALLENGE_NOT_FOUND".to_owned()),
+            "call {n}"
+        );
+        assert_eq!(metadata.get("name"), Some(&name), "call {n}");
+    }
+}

@@ -1,14 +1,16 @@
-"""Fixtures: one real server for the session, and clients of it."""
+"""Fixtures: one real server for the session, and clients of it; and how
+registered players agree to a game."""
 
 from __future__ import annotations
 
 import signal
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import pytest
 from server_process import ServerProcess
 
-from carcassonne_client import GameClient
+from carcassonne_client import GameClient, Registration, pb
 
 
 @pytest.fixture(scope="session")
@@ -51,3 +53,15 @@ def league_client(league: ServerProcess) -> Iterator[GameClient]:
 def client(server: ServerProcess) -> Iterator[GameClient]:
     with GameClient.connect(server.address) as connected:
         yield connected
+
+
+def agreed_game(client: GameClient, players: Sequence[Registration], **options: Any) -> str:
+    """A game of registered players, each in the seat of its place in
+    `players`, with everyone's consent: the first offers it (a challenge,
+    with its key; `options` go to create_challenge), the others accept
+    with theirs. The game's name."""
+    challenge = client.create_challenge(players[0].api_key, [p.name for p in players], **options)
+    for player in players[1:]:
+        challenge = client.accept_challenge(challenge.name, player.api_key)
+    assert challenge.status == pb.CHALLENGE_STATUS_ACCEPTED, challenge
+    return challenge.game

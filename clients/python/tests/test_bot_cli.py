@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import hashlib
 import re
+import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
 
-from conftest import ADMIN_KEY
+from conftest import ADMIN_KEY, agreed_game
 from server_process import ServerProcess
 
 from carcassonne_client import GameClient, pb, time_control
@@ -209,10 +211,7 @@ def test_the_bot_plays_as_a_registered_player_until_its_games_end(
         start_bot(league, "--key-file", str(key_file), "--games", "2"),
     ]
     # No clock: the bots answer whenever they are up.
-    names = [
-        league_client.create_game(["A", "B"], accounts=[ada.name, bob.name]).name,
-        league_client.create_game(["B", "A"], accounts=[bob.name, ada.name]).name,
-    ]
+    names = [agreed_game(league_client, [ada, bob]), agreed_game(league_client, [bob, ada])]
     for bot in bots:
         stdout, stderr = bot.communicate(timeout=BOT_TIMEOUT_S)
         assert bot.returncode == 0, stderr
@@ -256,15 +255,82 @@ def test_the_registered_mode_refuses_the_options_of_a_new_game(server: ServerPro
     result = run_bot(server, "--key", "k", "--players", "3", "--river")
     assert result.returncode == 2
     assert "--players, --river: options of a new game, not of --key" in result.stderr
-    result = run_bot(server, "--games", "2")
-    assert result.returncode == 2
-    assert "--games and --tournament need --key" in result.stderr
+    for alone in (["--games", "2"], ["--accept-challenges"]):
+        result = run_bot(server, *alone)
+        assert result.returncode == 2
+        assert "--games, --tournament and --accept-challenges need --key" in result.stderr
     result = run_bot(server, "--key", "k", "--key-file", "f")
     assert result.returncode == 2
     # A key of nobody: the stream is refused.
     result = run_bot(server, "--key", "not-a-key-of-anyone")
     assert result.returncode == 1
     assert "UNKNOWN_KEY" in result.stderr
+
+
+def test_the_bot_accepts_challenges_when_told_to_and_plays_the_game(
+    league: ServerProcess, league_client: GameClient
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    ada = league_client.register_player(f"Ada-{tag}")
+    bob = league_client.register_player(f"Bob-{tag}")
+    bots = [
+        start_bot(league, "--key", ada.api_key, "--games", "1", "--accept-challenges"),
+        # The challenger's seat is his from the start: no acceptance.
+        start_bot(league, "--key", bob.api_key, "--games", "1"),
+    ]
+    offer = league_client.create_challenge(bob.api_key, [bob.name, ada.name])
+    outs = []
+    for bot in bots:
+        stdout, stderr = bot.communicate(timeout=BOT_TIMEOUT_S)
+        assert bot.returncode == 0, stderr
+        outs.append(stdout)
+    game = league_client.get_challenge(offer.name).game
+    assert game, "the challenge was accepted"
+    assert league_client.get_game(game).status == pb.GAME_STATUS_FINISHED
+    ada_out, bob_out = outs
+    # Ada's bot heard of the challenge (by its stream's snapshot, or live)
+    # and of her acceptance, which started the game.
+    accepted = (
+        f"{offer.name} from {bob.name}: ACCEPTED, seats {bob.name} (taken), "
+        f"{ada.name} (taken) -> {game}\n"
+    )
+    assert accepted in ada_out, ada_out
+    for out in outs:
+        assert re.search(rf"^{game} ended: seat \d rank \d, \d+ points \(NORMAL", out, re.M), out
+    assert re.search(r"^played \d+ actions in 1 games ended, accepted 1 challenges$", ada_out, re.M)
+    assert re.search(r"^played \d+ actions in 1 games ended$", bob_out, re.M), bob_out
+
+
+def test_the_bot_leaves_a_challenge_to_a_person_by_default(
+    league: ServerProcess, league_client: GameClient
+) -> None:
+    tag = uuid.uuid4().hex[:6]
+    ada = league_client.register_player(f"Ada-{tag}")
+    bob = league_client.register_player(f"Bob-{tag}")
+    offer = league_client.create_challenge(bob.api_key, [bob.name, ada.name])
+    bot = start_bot(league, "--key", ada.api_key)
+    # Ctrl-C if it hangs; the test fails below then.
+    watchdog = threading.Timer(BOT_TIMEOUT_S, bot.kill)
+    watchdog.start()
+    try:
+        assert bot.stdout is not None
+        # The snapshot of its stream tells it of the challenge, waiting.
+        line = bot.stdout.readline()
+        assert line.startswith(
+            f"{offer.name} from {bob.name}: OPEN, seats {bob.name} (taken), {ada.name} (waiting)"
+        ), line
+        # Time to act on it, if it were to (it is told of its own
+        # acceptance otherwise).
+        time.sleep(1)
+        assert league_client.get_challenge(offer.name).status == pb.CHALLENGE_STATUS_OPEN
+        bot.send_signal(signal.SIGINT)
+        stdout, stderr = bot.communicate(timeout=BOT_TIMEOUT_S)
+    finally:
+        watchdog.cancel()
+    assert bot.returncode == 0, stderr
+    assert "played 0 actions in 0 games ended" in stdout
+    assert league_client.get_challenge(offer.name).status == pb.CHALLENGE_STATUS_OPEN
+    league_client.cancel_challenge(offer.name, bob.api_key)
 
 
 def start_bot(server: ServerProcess, *args: str) -> subprocess.Popen[str]:

@@ -1,6 +1,7 @@
 """Registered players against the real server: registration, organisers,
-the refusals' reasons, and the player's one stream, which resumes after a
-reconnect without losing or repeating a message."""
+the refusals' reasons, consent (a creation seats only its caller), and the
+player's one stream, which resumes after a reconnect without losing or
+repeating a message."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ import threading
 import time
 import uuid
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import grpc
 import pytest
-from conftest import ADMIN_KEY
+from conftest import ADMIN_KEY, agreed_game
 from server_process import CLIENT_DIR, ServerProcess
 
 from carcassonne_client import (
@@ -44,12 +46,13 @@ def rejection(call: Callable[[], object]) -> GameError:
 
 
 def next_of(stream: PlayerStream, kind: str) -> pb.WatchPlayerResponse:
-    """The next message of `kind`, keep-alives skipped; anything else fails."""
+    """The next message of `kind`, keep-alives and challenges skipped;
+    anything else fails."""
     deadline = time.monotonic() + WAIT_S
     while time.monotonic() < deadline:
         message = next(stream)
         got = message.WhichOneof("message")
-        if got == "keep_alive":
+        if got in ("keep_alive", "challenge"):
             continue
         assert got == kind, f"expected {kind}, got {message}"
         return message
@@ -126,11 +129,11 @@ def test_refused_calls_carry_their_reasons(league_client: GameClient) -> None:
             grpc.StatusCode.NOT_FOUND,
             Reason.TOURNAMENT_NOT_FOUND,
         )
-    # A game seat for a player nobody registered.
+    # A challenge's seat for a player nobody registered.
     seat = rejection(
-        lambda: league_client.create_game(["A", "B"], accounts=[player.name, unique("Nobody")])
+        lambda: league_client.create_challenge(player.api_key, [player.name, unique("Nobody")])
     )
-    assert seat.reason == Reason.PLAYER_NOT_FOUND
+    assert (seat.code, seat.reason) == (grpc.StatusCode.NOT_FOUND, Reason.PLAYER_NOT_FOUND)
     with pytest.raises(ValueError):
         league_client.leaderboard("triples")  # type: ignore[arg-type]
 
@@ -149,13 +152,53 @@ def test_every_reason_of_the_server_is_named() -> None:
 
 def test_a_players_seats_take_its_key_and_no_token_is_made(league_client: GameClient) -> None:
     ada = league_client.register_player(unique("Ada"))
-    created = league_client.create_game(["Ada", "Guest"], accounts=[ada.name, ""])
+    created = league_client.create_game(["Ada", "Guest"], accounts=[ada.name, ""], key=ada.api_key)
     assert created.tokens[0] == "", "no token for a registered player's seat"
     assert created.tokens[1], "a guest seat has its own"
     assert created.game.players[0].account == ada.name
     legal = league_client.legal_actions(created.name, ada.api_key)
     assert legal.pending.seat == 0
     league_client.act(created.name, ada.api_key, legal.version, legal.actions[0])
+
+
+def test_a_creation_seats_only_its_caller_and_rates_nothing(league_client: GameClient) -> None:
+    """The attack of issue 25: seats for registered players, rated, named
+    by someone else. Another player's seat is theirs only through a
+    challenge they accept."""
+    ada = league_client.register_player(unique("Ada"))
+    brun = league_client.register_player(unique("Brun"))
+    clock = time_control(decision_ms=5_000)
+    refused = [
+        # Both seats named, with no key, with one of theirs, with a stranger's.
+        ([ada.name, brun.name], None, False),
+        ([ada.name, brun.name], ada.api_key, False),
+        ([ada.name, ""], brun.api_key, False),
+        # Ada alone, without her key; Brun with Ada's.
+        ([ada.name, ""], None, False),
+        (["", brun.name], ada.api_key, False),
+        # Rated: never by a creation, even of the caller's own seat.
+        ([ada.name, ""], ada.api_key, True),
+        ([], None, True),
+    ]
+    for accounts, key, rated in refused:
+        create = partial(
+            league_client.create_game,
+            ["A", "B"],
+            accounts=accounts,
+            key=key,
+            rated=rated,
+            time_control=clock,
+        )
+        error = rejection(create)
+        assert (error.code, error.reason) == (
+            grpc.StatusCode.PERMISSION_DENIED,
+            Reason.CONSENT_REQUIRED,
+        ), (accounts, key is not None, rated)
+    # Nothing happened to Brun: no game, no rating.
+    assert not league_client.get_player(brun.name).HasField("duel_rating")
+    with league_client.watch_player(brun.api_key, keep_alive_ms=1000) as stream:
+        first = next(stream)
+    assert first.WhichOneof("message") == "keep_alive", first
 
 
 def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothing(
@@ -170,22 +213,23 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
     with stream:
         stream.open()
         # A game in which Ada decides first: its start, then her decision.
-        first = league_client.create_game(["Ada", "Brun"], accounts=[ada.name, brun.name])
+        first = agreed_game(league_client, [ada, brun])
         started = next_of(stream, "game_started")
-        assert started.game_started.game.name == first.name
+        assert started.game_started.game.name == first
         assert started.game_started.seat == 0
         decision = next_of(stream, "decision").decision
-        assert (decision.game, decision.seat) == (first.name, 0)
+        assert (decision.game, decision.seat) == (first, 0)
         before = stream.position
         assert before > 0
 
-        # The connection drops; meanwhile two more games start, and Ada
-        # plays her first decision of the first game elsewhere.
+        # The connection drops; meanwhile two more games are agreed and
+        # start (Brun's challenge, then Ada's), and Ada plays her first
+        # decision of the first game elsewhere.
         stream.reconnect()
-        second = league_client.create_game(["Brun", "Ada"], accounts=[brun.name, ada.name])
-        third = league_client.create_game(["Ada", "Brun"], accounts=[ada.name, brun.name])
+        second = agreed_game(league_client, [brun, ada])
+        third = agreed_game(league_client, [ada, brun])
         legal = decision.legal
-        league_client.act(first.name, ada.api_key, legal.version, legal.actions[0])
+        league_client.act(first, ada.api_key, legal.version, legal.actions[0])
 
         # The new stream opens with a snapshot of the decisions pending;
         # dropped again right after it, it resumes from the position before
@@ -202,10 +246,10 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
         ]
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline and not (
-            ("game_started", second.name, False) in seen
-            and ("game_started", third.name, False) in seen
-            and any(k == "decision" and g == third.name for k, g, _ in seen)
-            and any(k == "decision" and g == first.name for k, g, _ in seen)
+            ("game_started", second, False) in seen
+            and ("game_started", third, False) in seen
+            and any(k == "decision" and g == third for k, g, _ in seen)
+            and any(k == "decision" and g == first for k, g, _ in seen)
         ):
             message = next(stream)
             kind = message.WhichOneof("message")
@@ -213,18 +257,81 @@ def test_the_player_stream_resumes_after_a_reconnect_losing_and_repeating_nothin
                 continue
             if not message.snapshot:
                 assert message.position > before, "nothing from before the reconnection again"
+            if kind == "challenge":
+                # The games' challenges: the challenge's game and status.
+                game = f"{message.challenge.game or '-'} {message.challenge.status}"
+                seen.append((kind, game, message.snapshot))
+                continue
             body = getattr(message, kind)
             game = body.game if isinstance(body.game, str) else body.game.name
             seen.append((kind, game, message.snapshot))
         assert resumes == ["reconnect", "reconnect"]
         assert stream.resumes == 2
         started_games = [g for k, g, _ in seen if k == "game_started"]
-        assert sorted(started_games) == sorted([second.name, third.name]), seen
+        assert sorted(started_games) == sorted([second, third]), seen
         decisions = [g for k, g, _ in seen if k == "decision"]
         # The first game's new decision (its follower decision) and the
         # third game's first one, each once: no decision is lost or repeated.
-        assert sorted(decisions) == sorted([first.name, third.name]), seen
+        assert sorted(decisions) == sorted([first, third]), seen
+        # Each of the two challenges made meanwhile, open then accepted
+        # with its game, once each.
+        challenges = [g for k, g, _ in seen if k == "challenge"]
+        open_, accepted = pb.CHALLENGE_STATUS_OPEN, pb.CHALLENGE_STATUS_ACCEPTED
+        assert challenges == [
+            f"- {open_}",
+            f"{second} {accepted}",
+            f"- {open_}",
+            f"{third} {accepted}",
+        ], seen
         assert stream.position > before
+
+
+def test_the_player_stream_tells_each_stage_of_a_challenge_once_across_reconnects(
+    league_client: GameClient,
+) -> None:
+    """A challenge waiting for the player is in every opening snapshot, and
+    its events after the position resumed from may be older than the
+    snapshot: the stream yields each stage once, in order."""
+    ada, brun, cleo = (league_client.register_player(unique(n)) for n in ("Ada", "Brun", "Cleo"))
+    told: list[tuple[int, int, bool]] = []
+
+    def until_quiet() -> None:
+        """Records the challenge messages up to the next keep-alive: by
+        then the stream has brought everything before it."""
+        while True:
+            message = next(stream)
+            kind = message.WhichOneof("message")
+            if kind == "keep_alive":
+                return
+            assert kind == "challenge", message
+            challenge = message.challenge
+            taken = sum(seat.accepted for seat in challenge.seats)
+            told.append((challenge.status, taken, message.snapshot))
+
+    open_, accepted = pb.CHALLENGE_STATUS_OPEN, pb.CHALLENGE_STATUS_ACCEPTED
+    with league_client.watch_player(ada.api_key, keep_alive_ms=1000) as stream:
+        stream.open()
+        offer = league_client.create_challenge(brun.api_key, [brun.name, ada.name, cleo.name])
+        until_quiet()
+        assert told == [(open_, 1, False)]
+        # Cleo accepts while Ada's connection is down: the new snapshot
+        # shows the challenge as it is now, and the events after the last
+        # position seen bring Cleo's acceptance again.
+        stream.reconnect()
+        league_client.accept_challenge(offer.name, cleo.api_key)
+        until_quiet()
+        assert told[1:] == [(open_, 2, True)]
+        # Down again with nothing new: the snapshot repeats it.
+        stream.reconnect()
+        until_quiet()
+        assert told[2:] == []
+        # Ada accepts: the game starts.
+        league_client.accept_challenge(offer.name, ada.api_key)
+        message = next(stream)
+        assert message.WhichOneof("message") == "challenge"
+        assert message.challenge.status == accepted and message.challenge.game, message
+        assert next_of(stream, "game_started").game_started.game.name == message.challenge.game
+    assert stream.resumes == 2
 
 
 def test_a_registered_bot_plays_many_games_over_one_stream_through_reconnects(
@@ -262,8 +369,8 @@ def test_a_registered_bot_plays_many_games_over_one_stream_through_reconnects(
             assert bot.listening.wait(WAIT_S)
         names = []
         for n in range(games):
-            seats = [ada.name, brun.name] if n % 2 == 0 else [brun.name, ada.name]
-            names.append(league_client.create_game(["A", "B"], accounts=seats).name)
+            seats = [ada, brun] if n % 2 == 0 else [brun, ada]
+            names.append(agreed_game(league_client, seats))
         for thread in threads:
             thread.join(timeout=240)
         assert not failures, failures
@@ -307,7 +414,7 @@ def test_the_player_stream_resumes_after_the_server_restarts(tmp_path: Path) -> 
         with GameClient.connect(first.address) as client:
             ada = client.register_player("Ada")
             brun = client.register_player("Brun")
-            created = client.create_game(["A", "B"], accounts=[ada.name, brun.name])
+            created = agreed_game(client, [ada, brun])
         bots = []
         threads = []
         failures: list[BaseException] = []
@@ -336,10 +443,10 @@ def test_the_player_stream_resumes_after_the_server_restarts(tmp_path: Path) -> 
         for thread in threads:
             thread.join(timeout=120)
         assert not failures, failures
-        assert all(name == created.name for b in bots for name in b.record.ended)
+        assert all(name == created for b in bots for name in b.record.ended)
         assert all(len(b.record.ended) == 1 for b in bots), "both saw the game end"
         assert all(b.stream.resumes >= 1 for b in bots)
-        final = bots[0].record.ended[created.name]
+        final = bots[0].record.ended[created]
         assert final.ending.reason == pb.END_REASON_NORMAL
         for bot in bots:
             bot.stop()

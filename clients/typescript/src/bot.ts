@@ -18,13 +18,17 @@
 //
 //   carcassonne-bot --addr 127.0.0.1:50051 (--key KEY | --key-file FILE)
 //                   [--games N] [--tournament NAME] [--seed N] [--grpc-web]
+//                   [--accept-challenges]
 //
 // creates nothing: it opens the player's stream (WatchPlayer) and plays
 // every decision that comes over it, in every game the player is seated in
 // (tournament games included), with random legal actions (RegisteredBot),
-// printing each round, game start and game end. It stops after --games N
-// of the player's games have ended, once the tournament --tournament NAME
-// is over (then it prints the final standings), or on Ctrl-C.
+// printing each round, challenge, game start and game end. It stops after
+// --games N of the player's games have ended, once the tournament
+// --tournament NAME is over (then it prints the final standings), or on
+// Ctrl-C. With --accept-challenges it accepts the player's seat of every
+// open challenge naming the player (a game with other registered players
+// needs the player's consent); without it, it leaves them to a person.
 
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -38,7 +42,15 @@ import {
 } from "./client.js";
 import { GameError } from "./errors.js";
 import { baseUrl, connect } from "./node.js";
-import { EndReason, SeatStatus, type Game, type Standings, type WatchPlayerResponse } from "./pb.js";
+import {
+  ChallengeStatus,
+  EndReason,
+  SeatStatus,
+  type Challenge,
+  type Game,
+  type Standings,
+  type WatchPlayerResponse,
+} from "./pb.js";
 import { playRandomGame, SAFETY_MARGIN_MS, seededRandom, type PlayOptions } from "./play.js";
 import { randomPolicy, RegisteredBot, type BotRecord } from "./registered.js";
 import { connectWeb } from "./web.js";
@@ -50,6 +62,7 @@ const USAGE = `usage: carcassonne-bot [--addr HOST:PORT] [--players 2..5] [--riv
                        [--resign-seat SEAT] [--resign-after N]
        carcassonne-bot [--addr HOST:PORT] (--key KEY | --key-file FILE)
                        [--games N] [--tournament NAME] [--seed N] [--grpc-web]
+                       [--accept-challenges]
 
 Create a game and play it to the end with random legal actions; or, with
 --key, play every game of a registered player.
@@ -82,7 +95,9 @@ creating a game (the options of a new game do not go with these):
   --key-file FILE        a file whose first line is the player's API key
   --games N              stop once N of the player's games have ended (default: play on)
   --tournament NAME      stop once this tournament (tournaments/ID) is over, and print
-                         its standings`;
+                         its standings
+  --accept-challenges    accept the player's seat of every challenge naming the player,
+                         then play the game (default: leave challenges to a person)`;
 
 /** The 32-byte draw seed, as 64 hex digits, that --seed N stands for. */
 export function gameSeed(seed: number): string {
@@ -187,6 +202,7 @@ interface PlayerArgs {
   games: number | undefined;
   tournament: string | undefined;
   seed: number | undefined;
+  acceptChallenges: boolean;
 }
 
 /** The options that describe the game the bot creates. */
@@ -229,6 +245,7 @@ export function parseBotArgs(argv: string[]): BotArgs | PlayerArgs | "help" {
       "key-file": { type: "string" },
       games: { type: "string" },
       tournament: { type: "string" },
+      "accept-challenges": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -255,10 +272,11 @@ export function parseBotArgs(argv: string[]): BotArgs | PlayerArgs | "help" {
       games: integer(values.games, "--games", 1, 2 ** 32 - 1),
       tournament: values.tournament,
       seed: integer(values.seed, "--seed", 0, 2 ** 32 - 1),
+      acceptChallenges: values["accept-challenges"],
     };
   }
-  if (values.games !== undefined || values.tournament !== undefined) {
-    throw new UsageError("--games and --tournament need --key or --key-file");
+  if (values.games !== undefined || values.tournament !== undefined || values["accept-challenges"]) {
+    throw new UsageError("--games, --tournament and --accept-challenges need --key or --key-file");
   }
   const players = integer(values.players, "--players", 2, 5) ?? 2;
   const onTimeout = values["on-timeout"];
@@ -352,7 +370,10 @@ async function playRegistered(args: PlayerArgs): Promise<number> {
   }
   const client: GameClient = args.grpcWeb ? connectWeb(baseUrl(args.addr)) : connect(args.addr);
   const random = args.seed === undefined ? undefined : seededRandom(args.seed);
-  const bot = new RegisteredBot(client, key, randomPolicy(random), { onMessage: reportMessage });
+  const bot = new RegisteredBot(client, key, randomPolicy(random), {
+    acceptChallenges: args.acceptChallenges,
+    onMessage: reportMessage,
+  });
   const interrupted = () => bot.stop();
   process.once("SIGINT", interrupted);
   const following = new AbortController();
@@ -396,10 +417,13 @@ async function stopWhenOver(
   bot.stop();
 }
 
-/** One line for people per round, game start and game end. */
+/** One line for people per round, challenge, game start and game end. */
 function reportMessage(message: WatchPlayerResponse): void {
   const body = message.message;
   switch (body.case) {
+    case "challenge":
+      console.log(formatChallenge(body.value));
+      break;
     case "roundPaired": {
       const p = body.value;
       console.log(
@@ -430,13 +454,27 @@ function reportMessage(message: WatchPlayerResponse): void {
   }
 }
 
+/** A challenge as it stands, for people: "challenges/c1 from players/Ada:
+ * OPEN, seats players/Ada (taken), players/Bob (waiting)". */
+export function formatChallenge(challenge: Challenge): string {
+  const seats = challenge.seats
+    .map((s) => (s.bot ? `${s.bot} bot` : `${s.player || "open"} (${s.accepted ? "taken" : "waiting"})`))
+    .join(", ");
+  const status = ChallengeStatus[challenge.status] ?? String(challenge.status);
+  let line = `${challenge.name} from ${challenge.challenger}:${challenge.rated ? " rated" : ""} ${status}, seats ${seats}`;
+  if (challenge.game) line += ` -> ${challenge.game}`;
+  if (challenge.declinedBy) line += ` (declined by ${challenge.declinedBy})`;
+  return line;
+}
+
 /** What a registered player's bot did, for people. */
 export function formatRecord(record: BotRecord): string {
   const moved = [...record.movedOn.entries()]
     .sort(([a], [b]) => (a < b ? -1 : 1))
     .map(([reason, n]) => `${n} ${reason}`)
     .join(", ");
-  return `played ${record.actions} actions in ${record.ended.size} games ended${moved ? ` (the game moved on: ${moved})` : ""}`;
+  const accepted = record.accepted.length > 0 ? `, accepted ${record.accepted.length} challenges` : "";
+  return `played ${record.actions} actions in ${record.ended.size} games ended${accepted}${moved ? ` (moved on: ${moved})` : ""}`;
 }
 
 /** A tournament's standings, for people. */

@@ -24,11 +24,20 @@
 // `exportTournamentArchive`. A registered player's key is its token in
 // every game where a seat is its own; registered.ts plays all of a
 // player's decisions from its stream.
+//
+// Consent (ChallengeService): no game seats a registered player who did
+// not agree. `createGame` seats at most its caller (with `key`);
+// registered players meet in a game through a challenge:
+// `createChallenge` (with the challenger's key: named players' seats, open
+// seats, bots' seats), `getChallenge`, `listChallenges`,
+// `acceptChallenge`, `declineChallenge`, `cancelChallenge`. Rated games
+// come from challenges and tournaments only.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
 import { Code, createClient, type CallOptions, type Client, type Transport } from "@connectrpc/connect";
 import { GameError } from "./errors.js";
 import {
+  ChallengeService,
   DecisionKind,
   Expansion,
   GameService,
@@ -42,6 +51,8 @@ import {
   type Action,
   type ActionSchema,
   type ActResponse,
+  type Challenge,
+  type ChallengeSeatSchema,
   type Game,
   type LeaderboardEntry,
   type ListGamesResponse,
@@ -140,14 +151,42 @@ export interface CreateGameOptions {
   tiles?: { kind: string; count: number }[] | TileCount[];
   /** Clocks (see `timeControl`); unset: no clock runs. */
   timeControl?: MessageInitShape<typeof TimeControlSchema>;
-  /** Registered players' seats: empty, or one entry per seat, in seat
-   * order: "players/{name}" (or the bare name) for a seat that is that
-   * player's, whose API key is its token (no token is made for it), or ""
-   * for a guest seat. */
+  /** Seats the caller only: empty, or one entry per seat, in seat order:
+   * "" for a guest seat (with a token of its own) and, for at most one
+   * seat, the caller's own "players/{name}" (or the bare name), whose API
+   * `key` the call sends (it is then that seat's token: no token is made
+   * for it). Naming any other registered player, or a player without
+   * their key, is PERMISSION_DENIED / CONSENT_REQUIRED: other registered
+   * players agree to a game through a challenge (`createChallenge`). */
   accounts?: string[];
-  /** The game changes its players' ratings when it ends: only when every
-   * seat is a registered player's. */
+  /** The caller's API key, for the caller's own seat in `accounts`. */
+  key?: string;
+  /** Always refused (PERMISSION_DENIED / CONSENT_REQUIRED): a game is rated
+   * only through a challenge or a tournament. */
   rated?: boolean;
+}
+
+/** A challenge's seat: a registered player's name ("players/{name}" or
+ * bare) for that player's seat, `{ open: true }` for a seat any registered
+ * player may take (a seek), `{ bot: "greedy" }` for a built-in bot's. */
+export type ChallengeSeatInit = string | MessageInitShape<typeof ChallengeSeatSchema>;
+
+/** Options of `createChallenge`; unset fields take the server's defaults. */
+export interface CreateChallengeOptions {
+  /** The game's rule options. */
+  rules?: MessageInitShape<typeof RuleOptionsSchema>;
+  /** The game's clocks (see `timeControl`); unset: no clock runs. */
+  timeControl?: MessageInitShape<typeof TimeControlSchema>;
+  /** Spectators see the running game this many events behind. */
+  spectatorDelay?: number;
+  /** The game changes its players' ratings: only without bot seats. */
+  rated?: boolean;
+  /** How long the offer stands, 10000 (10 s) to 604800000 (7 days); an
+   * hour by default. */
+  expireMs?: number;
+  /** 16 to 128 characters; names the challenge, so a retry never makes a
+   * second one. A fresh random one by default. */
+  requestId?: string;
 }
 
 /** A new game and its seat tokens, which the server shows only once. */
@@ -202,9 +241,15 @@ export interface CreateTournamentOptions {
   requestId?: string;
 }
 
-/** "players/Ada" from "Ada" or "players/Ada" (and so for tournaments). */
-function named(collection: "players" | "tournaments", name: string): string {
+/** "players/Ada" from "Ada" or "players/Ada" (and so for tournaments and
+ * challenges). */
+function named(collection: "players" | "tournaments" | "challenges", name: string): string {
   return name.startsWith(`${collection}/`) ? name : `${collection}/${name}`;
+}
+
+/** A challenge's seat: a player's name is that player's seat. */
+function challengeSeat(seat: ChallengeSeatInit): MessageInitShape<typeof ChallengeSeatSchema> {
+  return typeof seat === "string" ? { player: named("players", seat) } : seat;
 }
 
 /** The pending decision of a game and every legal answer to it. */
@@ -231,6 +276,7 @@ export class GameClient {
   readonly watcher: Client<typeof WatchService>;
   readonly players: Client<typeof PlayerService>;
   readonly tournaments: Client<typeof TournamentService>;
+  readonly challenges: Client<typeof ChallengeService>;
   readonly timeoutMs: number;
   readonly retry: RetryPolicy;
 
@@ -242,12 +288,15 @@ export class GameClient {
     this.watcher = createClient(WatchService, transport);
     this.players = createClient(PlayerService, transport);
     this.tournaments = createClient(TournamentService, transport);
+    this.challenges = createClient(ChallengeService, transport);
     this.timeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;
     this.retry = { ...DEFAULT_RETRY, ...options.retry };
   }
 
   /** Creates a game for 2 to 5 players (names in seat order). It never
-   * creates a second game: the request id names it. */
+   * creates a second game: the request id names it. A registered player
+   * takes a seat only as its caller (`accounts` with `key`); see
+   * CreateGameOptions. */
   async createGame(players: string[], options: CreateGameOptions = {}): Promise<CreatedGame> {
     const request = {
       requestId: options.requestId ?? newRequestId(),
@@ -260,7 +309,7 @@ export class GameClient {
       ...(options.rules ? { rules: options.rules } : {}),
       ...(options.timeControl ? { timeControl: options.timeControl } : {}),
     };
-    const response = await this.call((call) => this.games.createGame(request, call));
+    const response = await this.call((call) => this.games.createGame(request, call), options.key);
     const game = required(response.game, "CreateGame answered no game");
     const bySeat = new Map(response.tokens.map((t) => [t.seat, t.token]));
     const tokens = game.players.map((_, seat) => bySeat.get(seat) ?? "");
@@ -420,7 +469,8 @@ export class GameClient {
   /** The player's own stream (WatchPlayer, with its API `key`): the games
    * that start with the player in a seat, every decision that becomes the
    * player's (with its legal actions and clocks), the games that end, the
-   * tournament rounds that seat the player, and keep-alives. It reopens by
+   * tournament rounds that seat the player, the challenges the player made
+   * or is named in (as they stand after each change), and keep-alives. It reopens by
    * itself after a dropped connection, from the last position seen, so
    * that no message is lost or repeated (see players.ts). */
   watchPlayer(key: string, options: PlayerWatchOptions = {}): PlayerStream {
@@ -560,6 +610,90 @@ export class GameClient {
       }
       return bytes;
     });
+  }
+
+  // Challenges (ChallengeService): how registered players agree to a game.
+
+  /** Offers a game, as the player whose API `key` is sent (the
+   * challenger). `seats`, 2 to 5 in seat order: a registered player's name
+   * for a seat that player accepts (the challenger's own among them, taken
+   * from the start), `{ open: true }` for a seat any registered player may
+   * take (a seek), `{ bot: "greedy" }` for a built-in bot's. Resolves with
+   * the challenge, OPEN until every seat is taken (ACCEPTED at once, its
+   * `game` started, when the challenger and bots are all the seats). The
+   * players named are told through their streams (a `challenge` message).
+   * Refusals: PLAYER_NOT_FOUND, INVALID_ARGUMENT, TOO_MANY_CHALLENGES (16
+   * open per challenger). Retried like any call: the request id names the
+   * challenge. */
+  async createChallenge(
+    key: string,
+    seats: ChallengeSeatInit[],
+    options: CreateChallengeOptions = {},
+  ): Promise<Challenge> {
+    const request = {
+      requestId: options.requestId ?? newRequestId(),
+      seats: seats.map(challengeSeat),
+      spectatorDelay: options.spectatorDelay ?? 0,
+      rated: options.rated ?? false,
+      expireMs: options.expireMs ?? 0,
+      ...(options.rules ? { rules: options.rules } : {}),
+      ...(options.timeControl ? { timeControl: options.timeControl } : {}),
+    };
+    const response = await this.call((call) => this.challenges.createChallenge(request, call), key);
+    return required(response.challenge, "CreateChallenge answered no challenge");
+  }
+
+  /** The challenge "challenges/{id}" (or the bare id) as it stands: its
+   * seats and which are taken, its status, and `game` once it started
+   * (NOT_FOUND / CHALLENGE_NOT_FOUND). */
+  async getChallenge(name: string): Promise<Challenge> {
+    const request = { name: named("challenges", name) };
+    const response = await this.call((call) => this.challenges.getChallenge(request, call));
+    return required(response.challenge, "GetChallenge answered no challenge");
+  }
+
+  /** The open challenges, oldest first: with a player's `key`, those the
+   * player made or is named in, and every open seek; without one, the open
+   * seeks. */
+  async listChallenges(key?: string): Promise<Challenge[]> {
+    return (await this.call((call) => this.challenges.listChallenges({}, call), key)).challenges;
+  }
+
+  /** Takes a seat of the challenge, as the player whose API `key` is sent:
+   * the player's own named seat, or else an open one (`seat` picks which;
+   * the first when unset). The acceptance that takes the last seat starts
+   * the game: the answer is ACCEPTED and names it in `game`. Refusals:
+   * NOT_INVITED (no seat for the caller), ALREADY_SEATED (the caller holds
+   * a seat of it already, as the challenger does), SEAT_NOT_OPEN,
+   * CHALLENGE_CLOSED, CHALLENGE_EXPIRED. Not retried: a retry of an
+   * acceptance that was stored would say ALREADY_SEATED or
+   * CHALLENGE_CLOSED. */
+  async acceptChallenge(name: string, key: string, options: { seat?: number } = {}): Promise<Challenge> {
+    const request = {
+      name: named("challenges", name),
+      ...(options.seat === undefined ? {} : { seat: options.seat }),
+    };
+    const response = await this.call((call) => this.challenges.acceptChallenge(request, call), key, false);
+    return required(response.challenge, "AcceptChallenge answered no challenge");
+  }
+
+  /** Turns the game down, as a player named or seated in it (its API
+   * `key`): the challenge is DECLINED and never starts. The challenger
+   * cancels instead (CHALLENGER_DECLINES); anyone else is NOT_INVITED.
+   * Not retried. */
+  async declineChallenge(name: string, key: string): Promise<Challenge> {
+    const request = { name: named("challenges", name) };
+    const response = await this.call((call) => this.challenges.declineChallenge(request, call), key, false);
+    return required(response.challenge, "DeclineChallenge answered no challenge");
+  }
+
+  /** Withdraws the offer, with the challenger's API `key` (anyone else:
+   * NOT_CHALLENGER), while it is open (else CHALLENGE_CLOSED or
+   * CHALLENGE_EXPIRED). Not retried. */
+  async cancelChallenge(name: string, key: string): Promise<Challenge> {
+    const request = { name: named("challenges", name) };
+    const response = await this.call((call) => this.challenges.cancelChallenge(request, call), key, false);
+    return required(response.challenge, "CancelChallenge answered no challenge");
   }
 
   /** Runs `send` with the deadline and the token's metadata, retrying

@@ -19,7 +19,12 @@
 //   tournament game read by someone outside its seats while its round
 //   runs. TOURNAMENT_STATE: the
 //   tournament's state does not allow it (withdrawing a player twice,
-//   exporting a running tournament).
+//   exporting a running tournament). Of challenges: CHALLENGE_CLOSED
+//   (accepted, declined or cancelled already), CHALLENGE_EXPIRED (it
+//   lapsed), ALREADY_SEATED (AcceptChallenge by a player holding a seat of
+//   it already, the challenger always), SEAT_NOT_OPEN (AcceptChallenge's
+//   `seat` is no open seat left), CHALLENGER_DECLINES (the challenger
+//   cancels instead).
 // - ABORTED: STALE_VERSION (metadata `version`, the current one).
 // - UNAUTHENTICATED: MISSING_TOKEN, UNKNOWN_KEY (a key of no registered
 //   player, e.g. on WatchPlayer or CreateTournament). PERMISSION_DENIED:
@@ -27,16 +32,24 @@
 //   REGISTRATION_CLOSED (the server registers players only with its admin
 //   key), NOT_ADMIN (SetOrganiser without the admin key), NOT_ORGANISER
 //   (creating a tournament, or withdrawing from one, without an
-//   organiser's key, or the tournament's organiser's).
+//   organiser's key, or the tournament's organiser's), CONSENT_REQUIRED
+//   (CreateGame naming a registered player other than the caller, whose
+//   key it sends, or asking for `rated`: other players agree through a
+//   challenge), NOT_INVITED (accepting or declining a challenge with no
+//   seat of it for the caller), NOT_CHALLENGER (cancelling another's
+//   challenge).
 // - NOT_FOUND: GAME_NOT_FOUND, PLAYER_NOT_FOUND (metadata `name`),
-//   TOURNAMENT_NOT_FOUND (metadata `name`).
+//   TOURNAMENT_NOT_FOUND (metadata `name`), CHALLENGE_NOT_FOUND (metadata
+//   `name`).
 // - ALREADY_EXISTS: GAME_ALREADY_CREATED (metadata `name`), REQUEST_ID_REUSED,
 //   NAME_TAKEN (metadata `name`: names are unique regardless of case).
 // - RESOURCE_EXHAUSTED: RESOURCE_EXHAUSTED, REQUEST_TOO_LARGE (metadata
 //   `limit`), TOO_MANY_STREAMS (metadata `limit` and `scope`: too many
 //   streams open on the connection or on the server), BOTS_BUSY (a game
-//   with bots while the server's bots are busy). UNAVAILABLE:
-//   SHUTTING_DOWN, STORAGE_UNAVAILABLE (the client retries UNAVAILABLE).
+//   with bots while the server's bots are busy), TOO_MANY_CHALLENGES
+//   (metadata `limit`: open challenges per challenger), REGISTRATION_RATE
+//   (metadata `retry_after_ms`). UNAVAILABLE: SHUTTING_DOWN,
+//   STORAGE_UNAVAILABLE (the client retries UNAVAILABLE).
 // - DATA_LOSS: CORRUPT_GAME. INTERNAL: INTERNAL.
 // Connect-ES parses the Status into `ConnectError.details` and decodes a
 // detail given its message descriptor. ErrorInfo is not among the
@@ -83,8 +96,19 @@ export const Reason = {
   UNKNOWN_KEY: "UNKNOWN_KEY",
   TOURNAMENT_NOT_FOUND: "TOURNAMENT_NOT_FOUND",
   TOURNAMENT_STATE: "TOURNAMENT_STATE",
+  CONSENT_REQUIRED: "CONSENT_REQUIRED",
+  NOT_INVITED: "NOT_INVITED",
+  NOT_CHALLENGER: "NOT_CHALLENGER",
+  CHALLENGE_NOT_FOUND: "CHALLENGE_NOT_FOUND",
+  CHALLENGE_CLOSED: "CHALLENGE_CLOSED",
+  CHALLENGE_EXPIRED: "CHALLENGE_EXPIRED",
+  ALREADY_SEATED: "ALREADY_SEATED",
+  SEAT_NOT_OPEN: "SEAT_NOT_OPEN",
+  CHALLENGER_DECLINES: "CHALLENGER_DECLINES",
+  TOO_MANY_CHALLENGES: "TOO_MANY_CHALLENGES",
   RESOURCE_EXHAUSTED: "RESOURCE_EXHAUSTED",
   BOTS_BUSY: "BOTS_BUSY",
+  REGISTRATION_RATE: "REGISTRATION_RATE",
   SHUTTING_DOWN: "SHUTTING_DOWN",
   STORAGE_UNAVAILABLE: "STORAGE_UNAVAILABLE",
   CORRUPT_GAME: "CORRUPT_GAME",

@@ -10,7 +10,9 @@ export {
   ruleOptions,
   timeControl,
   type ActOptions,
+  type ChallengeSeatInit,
   type ClientOptions,
+  type CreateChallengeOptions,
   type CreatedGame,
   type CreateGameOptions,
   type CreateTournamentOptions,
@@ -24,6 +26,7 @@ export { GameError, ErrorInfoSchema, grpcCodeName, Reason } from "./errors.js";
 export { watchGame, type ResumeInfo, type WatchOptions } from "./watch.js";
 export { PlayerStream, type PlayerResumeInfo, type PlayerWatchOptions } from "./players.js";
 export {
+  CHALLENGE_MOVED_ON,
   MOVED_ON,
   randomPolicy,
   RegisteredBot,

@@ -7,3 +7,4 @@ export * from "./gen/carcassonne/v1/game_service_pb.js";
 export * from "./gen/carcassonne/v1/watch_service_pb.js";
 export * from "./gen/carcassonne/v1/player_service_pb.js";
 export * from "./gen/carcassonne/v1/tournament_service_pb.js";
+export * from "./gen/carcassonne/v1/challenge_service_pb.js";

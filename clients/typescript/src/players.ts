@@ -2,24 +2,28 @@
 //
 // The server's stream (PlayerService.WatchPlayer, with the player's API
 // key) starts with a snapshot of every decision that is the player's now
-// (`snapshot` set, each carrying the position the stream started at), then
+// and of every open challenge waiting for the player to accept their named
+// seat (`snapshot` set, each carrying the position the stream started at), then
 // follows the store: each message has the store's `position` it was sent
 // at, in order. Reopened with `afterPosition` = the last position received
 // (snapshot messages excepted: they do not advance it), the stream goes on
 // right after it, so no event is missed and none is sent twice; its new
-// snapshot repeats the decisions still pending. The stream also ends when
-// the server stops (or dies): the player has to reopen it.
+// snapshot repeats the decisions still pending and the challenges still
+// waiting. The stream also ends when the server stops (or dies): the player
+// has to reopen it.
 //
 // PlayerStream does that for its caller: it reopens after a dropped
 // connection or a server that went away, from the last position seen, and
-// drops the decisions it has already yielded (a decision is one (game,
-// version); the server may send one twice, from a snapshot and from the
-// events), so its caller sees every message once, in position order,
-// across any number of reconnections.
+// drops what it has already yielded: a decision is one (game, version), and
+// a challenge while open is as far along as its seats taken (the server may
+// send either twice, from a snapshot and from the events; an open
+// challenge's events after a snapshot may also tell of an earlier stage
+// than the snapshot did). So its caller sees every message once, in
+// position order, across any number of reconnections.
 
 import { Code, type CallOptions, type Client } from "@connectrpc/connect";
 import { GameError } from "./errors.js";
-import type { PlayerService, WatchPlayerResponse } from "./pb.js";
+import { ChallengeStatus, type PlayerService, type WatchPlayerResponse } from "./pb.js";
 import { authorization, backoffMs, DEFAULT_RETRY, sleep, type RetryPolicy } from "./call.js";
 
 export interface PlayerResumeInfo {
@@ -70,7 +74,7 @@ const RESUMABLE = new Set([
 ]);
 
 /** A player's messages (`gameStarted`, `decision`, `gameEnded`,
- * `roundPaired`, `keepAlive`), once each and in position order, reopening
+ * `roundPaired`, `challenge`, `keepAlive`), once each and in position order, reopening
  * the stream from the last position seen whenever it drops, until
  * `close()`. Iterate it once (`for await`).
  *
@@ -78,7 +82,8 @@ const RESUMABLE = new Set([
  * stream (another process, a later run) to go on from there. A snapshot
  * message does not advance it. Decisions already yielded (the same game
  * and version) are not yielded again, whether the server repeats them in a
- * snapshot or after it.
+ * snapshot or after it; nor is an open challenge with no more seats taken
+ * than when it was last yielded.
  *
  * The iteration throws a GameError when the call is refused
  * (UNAUTHENTICATED / UNKNOWN_KEY for a key of no player, INVALID_ARGUMENT,
@@ -93,6 +98,8 @@ export class PlayerStream implements AsyncIterable<WatchPlayerResponse> {
   private closedByCaller = false;
   /** The last decision version yielded, by game, while it runs. */
   private readonly decided = new Map<string, bigint>();
+  /** The seats taken when last yielded, by open challenge. */
+  private readonly challenged = new Map<string, number>();
 
   constructor(
     private readonly players: Client<typeof PlayerService>,
@@ -188,7 +195,8 @@ export class PlayerStream implements AsyncIterable<WatchPlayerResponse> {
     }
   }
 
-  /** True for a decision already yielded; keeps track of them. */
+  /** True for a decision already yielded, or an open challenge no further
+   * along than when last yielded; keeps track of them. */
   private repeated(message: WatchPlayerResponse): boolean {
     const body = message.message;
     if (body.case === "decision") {
@@ -201,6 +209,18 @@ export class PlayerStream implements AsyncIterable<WatchPlayerResponse> {
       // No decision of a finished game can come.
       const name = body.value.game?.name;
       if (name !== undefined) this.decided.delete(name);
+    } else if (body.case === "challenge") {
+      const challenge = body.value;
+      if (challenge.status !== ChallengeStatus.OPEN) {
+        // Its last word: no snapshot shows a closed challenge.
+        this.challenged.delete(challenge.name);
+        return false;
+      }
+      // Seats are only ever taken while it is open.
+      const taken = challenge.seats.filter((seat) => seat.accepted).length;
+      const seen = this.challenged.get(challenge.name);
+      if (seen !== undefined && taken <= seen) return true;
+      this.challenged.set(challenge.name, taken);
     }
     return false;
   }

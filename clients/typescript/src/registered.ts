@@ -15,15 +15,28 @@
 // position seen, so no decision is lost; the client retries a call that
 // fails with UNAVAILABLE with the same request id, so an action is never
 // stored twice.
+//
+// Challenges: a game with other registered players needs the player's
+// consent. By default the bot leaves the challenges its stream tells of to
+// a person (AcceptChallenge or DeclineChallenge with the key). With
+// `acceptChallenges` it accepts the player's named seat of each open
+// challenge it hears of (the stream's snapshot included), once per
+// challenge, and then plays the game when it starts like any other. An
+// answer that says the challenge moved on (CHALLENGE_CLOSED,
+// CHALLENGE_EXPIRED, ALREADY_SEATED: the player holds its seat already, as
+// the challenger always does) is no failure.
 
 import type { MessageInitShape } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
 import type { GameClient, LegalActions } from "./client.js";
 import { GameError } from "./errors.js";
-import type { RetryPolicy } from "./call.js";
+import { backoffMs, sleep, type RetryPolicy } from "./call.js";
 import { newRequestId } from "./client.js";
 import {
+  ChallengeStatus,
   DecisionKind,
   type ActionSchema,
+  type Challenge,
   type Game,
   type PlayerDecision,
   type PlayerRoundPaired,
@@ -34,6 +47,14 @@ import type { PlayerResumeInfo, PlayerStream } from "./players.js";
 /** The answers that mean "the game moved on without this action": not a
  * failure of the bot. */
 export const MOVED_ON: ReadonlySet<string> = new Set(["STALE_VERSION", "OUT_OF_TIME", "GAME_FINISHED"]);
+
+/** The answers to AcceptChallenge that mean "the challenge moved on without
+ * this acceptance" (or needed none): not a failure of the bot. */
+export const CHALLENGE_MOVED_ON: ReadonlySet<string> = new Set([
+  "CHALLENGE_CLOSED",
+  "CHALLENGE_EXPIRED",
+  "ALREADY_SEATED",
+]);
 
 /** A decision of the player: answer it with one of `legal.actions`. */
 export interface Decision {
@@ -78,6 +99,10 @@ export interface BotRecord {
   ended: Map<string, Game>;
   /** Tournament rounds that seated the player (or gave it a bye). */
   rounds: PlayerRoundPaired[];
+  /** Challenges whose seat the bot accepted, in order (`acceptChallenges`). */
+  accepted: string[];
+  /** Challenges the bot sent AcceptChallenge for, each once. */
+  challenges: Set<string>;
 }
 
 export interface RegisteredBotOptions {
@@ -87,6 +112,9 @@ export interface RegisteredBotOptions {
   keepAliveMs?: number;
   /** Act's answers without the board (default true). */
   basic?: boolean;
+  /** Accept the player's named seat of every open challenge the stream
+   * tells of (default false: challenges are left to a person). */
+  acceptChallenges?: boolean;
   /** The stream's reopenings in a row; the client's policy by default. */
   retry?: RetryPolicy;
   /** Aborting stops the bot: `run` rejects with a CANCELED GameError. */
@@ -108,6 +136,8 @@ export class RegisteredBot {
     started: [],
     ended: new Map(),
     rounds: [],
+    accepted: [],
+    challenges: new Set(),
   };
   readonly stream: PlayerStream;
   /** Resolves once the server has accepted the stream: from then on,
@@ -142,7 +172,8 @@ export class RegisteredBot {
    * Resolves with the record. Rejects with a GameError when the stream is
    * refused (UNKNOWN_KEY), when an Act fails for another reason than the
    * game moving on (e.g. the policy chose an illegal action:
-   * RULE_VIOLATION), or when the server stays away. */
+   * RULE_VIOLATION), when an AcceptChallenge fails for another reason than
+   * the challenge moving on, or when the server stays away. */
   async run(limits: { games?: number; until?: () => boolean } = {}): Promise<BotRecord> {
     try {
       for await (const message of this.stream) {
@@ -183,8 +214,46 @@ export class RegisteredBot {
       case "roundPaired":
         this.record.rounds.push(body.value);
         break;
+      case "challenge":
+        if (this.options.acceptChallenges) await this.accept(body.value);
+        break;
       default:
         break;
+    }
+  }
+
+  /** Takes the player's named seat of an open challenge, once per
+   * challenge. The bot does not know its player's name: the stream tells
+   * only of challenges the player made, is named in or took a seat of, so
+   * while a named seat waits, AcceptChallenge either takes the player's own
+   * or says ALREADY_SEATED. It never takes an open seat: a seek is a
+   * person's choice. */
+  private async accept(challenge: Challenge): Promise<void> {
+    if (challenge.status !== ChallengeStatus.OPEN || this.record.challenges.has(challenge.name)) return;
+    if (!challenge.seats.some((seat) => seat.player !== "" && !seat.open && !seat.accepted)) return;
+    this.record.challenges.add(challenge.name);
+    // The client does not retry an acceptance; the bot does, since a retry
+    // of one that was stored says ALREADY_SEATED or CHALLENGE_CLOSED: moved
+    // on.
+    const retry = this.options.retry ?? this.client.retry;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.client.acceptChallenge(challenge.name, this.key);
+        this.record.accepted.push(challenge.name);
+        return;
+      } catch (error) {
+        if (
+          error instanceof GameError &&
+          error.reason !== undefined &&
+          CHALLENGE_MOVED_ON.has(error.reason)
+        ) {
+          this.record.movedOn.set(error.reason, (this.record.movedOn.get(error.reason) ?? 0) + 1);
+          return;
+        }
+        const retried = error instanceof GameError && error.code === Code.Unavailable;
+        if (!retried || attempt >= retry.attempts || this.stream.closed) throw error;
+        await sleep(backoffMs(retry, attempt));
+      }
     }
   }
 

@@ -1,7 +1,7 @@
 // The bot's command line, `carcassonne-bot`, against the real server.
 
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { dirname, resolve } from "node:path";
 import { after, before, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pb, timeControl, type GameClient } from "../src/index.js";
 import { connect } from "../src/node.js";
-import { ADMIN_KEY, organiser, unique } from "./support/league.js";
+import { ADMIN_KEY, agreedGame, organiser, unique } from "./support/league.js";
 import { Server } from "./support/server.js";
 
 // From dist/test/: the package's bin/.
@@ -194,10 +194,7 @@ test("the bot plays as a registered player until its games end", async () => {
       bot("--addr", server.addr, "--key-file", keyFile, "--games", "2"),
     ];
     // No clock: the bots answer whenever they are up.
-    const names = [
-      (await client.createGame(["A", "B"], { accounts: [ada.name, bob.name] })).name,
-      (await client.createGame(["B", "A"], { accounts: [bob.name, ada.name] })).name,
-    ];
+    const names = [await agreedGame(client, [ada, bob]), await agreedGame(client, [bob, ada])];
     for (const out of await Promise.all(bots)) {
       assert.equal(out.code, 0, out.stderr);
       for (const name of names) {
@@ -239,12 +236,84 @@ test("the registered mode refuses the options of a new game; a key of nobody is 
   const mixed = await bot("--addr", server.addr, "--key", "k", "--players", "3", "--river");
   assert.equal(mixed.code, 2);
   assert.match(mixed.stderr, /--players, --river: options of a new game, not of --key/);
-  const alone = await bot("--addr", server.addr, "--games", "2");
-  assert.equal(alone.code, 2);
-  assert.match(alone.stderr, /--games and --tournament need --key or --key-file/);
+  for (const alone of [["--games", "2"], ["--accept-challenges"]]) {
+    const out = await bot("--addr", server.addr, ...alone);
+    assert.equal(out.code, 2);
+    assert.match(out.stderr, /--games, --tournament and --accept-challenges need --key or --key-file/);
+  }
   const both = await bot("--addr", server.addr, "--key", "k", "--key-file", "f");
   assert.equal(both.code, 2);
   const nobody = await bot("--addr", server.addr, "--key", "not-a-key-of-anyone");
   assert.equal(nobody.code, 1);
   assert.match(nobody.stderr, /UNKNOWN_KEY/);
+});
+
+test("the bot accepts challenges when told to and plays the game", async () => {
+  const ada = await client.registerPlayer(unique("Ada"));
+  const bob = await client.registerPlayer(unique("Bob"));
+  const bots = [
+    bot("--addr", server.addr, "--key", ada.apiKey, "--games", "1", "--accept-challenges"),
+    // The challenger's seat is his from the start: no acceptance.
+    bot("--addr", server.addr, "--key", bob.apiKey, "--games", "1"),
+  ];
+  const offer = await client.createChallenge(bob.apiKey, [bob.name, ada.name]);
+  const [adaOut, bobOut] = await Promise.all(bots);
+  for (const out of [adaOut!, bobOut!]) assert.equal(out.code, 0, out.stderr);
+  const game = (await client.getChallenge(offer.name)).game;
+  assert.ok(game, "the challenge was accepted");
+  assert.equal((await client.getGame(game)).status, pb.GameStatus.FINISHED);
+  // Ada's bot heard of the challenge (by its stream's snapshot, or live)
+  // and of her acceptance, which started the game.
+  assert.ok(
+    adaOut!.stdout.includes(
+      `${offer.name} from ${bob.name}: ACCEPTED, seats ${bob.name} (taken), ${ada.name} (taken) -> ${game}\n`,
+    ),
+    adaOut!.stdout,
+  );
+  for (const out of [adaOut!, bobOut!]) {
+    assert.match(out.stdout, new RegExp(`^${game} ended: seat \\d rank \\d, \\d+ points \\(NORMAL`, "m"));
+  }
+  assert.match(adaOut!.stdout, /^played \d+ actions in 1 games ended, accepted 1 challenges$/m);
+  assert.match(bobOut!.stdout, /^played \d+ actions in 1 games ended$/m);
+});
+
+test("the bot leaves a challenge to a person by default", async () => {
+  const ada = await client.registerPlayer(unique("Ada"));
+  const bob = await client.registerPlayer(unique("Bob"));
+  const offer = await client.createChallenge(bob.apiKey, [bob.name, ada.name]);
+  const child = spawn(process.execPath, [BOT, "--addr", server.addr, "--key", ada.apiKey], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const watchdog = setTimeout(() => child.kill("SIGKILL"), 60_000);
+  try {
+    let stdout = "";
+    let stderr = "";
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    // "close": the process exited and its output was all read.
+    const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    // The snapshot of its stream tells it of the challenge, waiting.
+    await new Promise<void>((resolve, reject) => {
+      child.stdout.on("data", (chunk: Buffer) => {
+        stdout += chunk.toString();
+        if (stdout.includes("\n")) resolve();
+      });
+      child.on("exit", () => reject(new Error(`the bot exited: ${stderr}`)));
+    });
+    assert.ok(
+      stdout.startsWith(
+        `${offer.name} from ${bob.name}: OPEN, seats ${bob.name} (taken), ${ada.name} (waiting)\n`,
+      ),
+      stdout,
+    );
+    // Time to act on it, if it were to.
+    await new Promise((r) => setTimeout(r, 1_000));
+    assert.equal((await client.getChallenge(offer.name)).status, pb.ChallengeStatus.OPEN);
+    child.kill("SIGINT");
+    assert.equal(await exited, 0, stderr);
+    assert.match(stdout, /^played 0 actions in 0 games ended$/m);
+  } finally {
+    clearTimeout(watchdog);
+  }
+  assert.equal((await client.getChallenge(offer.name)).status, pb.ChallengeStatus.OPEN);
+  await client.cancelChallenge(offer.name, bob.apiKey);
 });

@@ -1,7 +1,7 @@
 // Registered players against the real server: registration, organisers,
-// the refusals' reasons, and the player's one stream, which resumes after
-// a reconnect (or a restart of the server) without losing or repeating a
-// message.
+// the refusals' reasons, consent (a creation seats only its caller), and
+// the player's one stream, which resumes after a reconnect (or a restart of
+// the server) without losing or repeating a message.
 
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
@@ -20,7 +20,7 @@ import {
 } from "../src/index.js";
 import { connect } from "../src/node.js";
 import { assertReason, rejection } from "./support/games.js";
-import { ADMIN_KEY, REPO, unique } from "./support/league.js";
+import { ADMIN_KEY, agreedGame, REPO, unique } from "./support/league.js";
 import { Server } from "./support/server.js";
 
 let server: Server;
@@ -35,7 +35,8 @@ after(async () => {
   await server.dispose();
 });
 
-/** The next message of `kind` of `stream`, keep-alives skipped. */
+/** The next message of `kind` of `stream`, keep-alives and challenges
+ * skipped. */
 async function nextOf(
   stream: AsyncIterator<pb.WatchPlayerResponse>,
   kind: pb.WatchPlayerResponse["message"]["case"],
@@ -44,7 +45,7 @@ async function nextOf(
     const next = await stream.next();
     assert.equal(next.done, false, `the stream ended before a ${kind}`);
     const message = next.value as pb.WatchPlayerResponse;
-    if (message.message.case === "keepAlive") continue;
+    if (message.message.case === "keepAlive" || message.message.case === "challenge") continue;
     assert.equal(message.message.case, kind);
     return message;
   }
@@ -112,9 +113,8 @@ test("refused calls carry their reasons", async () => {
   ]) {
     assertReason(await rejection(call), Code.NotFound, Reason.TOURNAMENT_NOT_FOUND);
   }
-  const seat = await rejection(() =>
-    client.createGame(["A", "B"], { accounts: [player.name, unique("Nobody")] }),
-  );
+  // A challenge's seat for a player nobody registered.
+  const seat = await rejection(() => client.createChallenge(player.apiKey, [player.name, unique("Nobody")]));
   assertReason(seat, Code.NotFound, Reason.PLAYER_NOT_FOUND);
   await assert.rejects(() => client.leaderboard("triples" as "duel"), RangeError);
 });
@@ -129,13 +129,55 @@ test("Reason names every reason of the server's one table of errors, and nothing
 
 test("a registered player's seat takes its key, and no token is made for it", async () => {
   const ada = await client.registerPlayer(unique("Ada"));
-  const created = await client.createGame(["Ada", "Guest"], { accounts: [ada.name, ""] });
+  const created = await client.createGame(["Ada", "Guest"], { accounts: [ada.name, ""], key: ada.apiKey });
   assert.equal(created.tokens[0], "", "no token for a registered player's seat");
   assert.ok(created.tokens[1], "a guest seat has its own");
   assert.equal(created.game.players[0]?.account, ada.name);
   const legal = await client.legalActions(created.name, ada.apiKey);
   assert.equal(legal.pending.seat, 0);
   await client.act(created.name, ada.apiKey, legal.version, legal.actions[0]!);
+});
+
+test("a creation seats only its caller and rates nothing", async () => {
+  // The attack of issue 25: seats for registered players, rated, named by
+  // someone else. Another player's seat is theirs only through a challenge
+  // they accept.
+  const ada = await client.registerPlayer(unique("Ada"));
+  const brun = await client.registerPlayer(unique("Brun"));
+  const refused: [string[], string | undefined, boolean][] = [
+    // Both seats named, with no key, with one of theirs, with a stranger's.
+    [[ada.name, brun.name], undefined, false],
+    [[ada.name, brun.name], ada.apiKey, false],
+    [[ada.name, ""], brun.apiKey, false],
+    // Ada alone, without her key; Brun with Ada's.
+    [[ada.name, ""], undefined, false],
+    [["", brun.name], ada.apiKey, false],
+    // Rated: never by a creation, even of the caller's own seat.
+    [[ada.name, ""], ada.apiKey, true],
+    [[], undefined, true],
+  ];
+  for (const [accounts, key, rated] of refused) {
+    const error = await rejection(() =>
+      client.createGame(["A", "B"], {
+        accounts,
+        rated,
+        timeControl: timeControl({ decisionMs: 5_000 }),
+        ...(key === undefined ? {} : { key }),
+      }),
+    );
+    assertReason(error, Code.PermissionDenied, Reason.CONSENT_REQUIRED);
+  }
+  // Nothing happened to Brun: no game, no rating.
+  assert.equal((await client.getPlayer(brun.name)).duelRating, undefined);
+  const stream = client.watchPlayer(brun.apiKey, { keepAliveMs: 1000 });
+  try {
+    for await (const message of stream) {
+      assert.equal(message.message.case, "keepAlive");
+      break;
+    }
+  } finally {
+    stream.close();
+  }
 });
 
 test("the player stream resumes after a reconnect, losing and repeating nothing", async () => {
@@ -154,22 +196,23 @@ test("the player stream resumes after a reconnect, losing and repeating nothing"
     // is open by the time the creation is stored.
     const pending = nextOf(messages, "gameStarted");
     await waitUntil(() => opened === 1);
-    const first = await client.createGame(["Ada", "Brun"], { accounts: [ada.name, brun.name] });
+    const first = await agreedGame(client, [ada, brun]);
     const started = await pending;
-    assert.equal(started.message.case === "gameStarted" && started.message.value.game?.name, first.name);
+    assert.equal(started.message.case === "gameStarted" && started.message.value.game?.name, first);
     const decided = await nextOf(messages, "decision");
     const decision = decided.message.value as pb.PlayerDecision;
-    assert.equal(decision.game, first.name);
+    assert.equal(decision.game, first);
     assert.equal(decision.seat, 0);
     const before = stream.position;
     assert.ok(before > 0n);
 
-    // The connection drops; meanwhile two more games start, and Ada plays
-    // her first decision of the first game elsewhere.
+    // The connection drops; meanwhile two more games are agreed and start
+    // (Brun's challenge, then Ada's), and Ada plays her first decision of
+    // the first game elsewhere.
     stream.reconnect();
-    const second = await client.createGame(["Brun", "Ada"], { accounts: [brun.name, ada.name] });
-    const third = await client.createGame(["Ada", "Brun"], { accounts: [ada.name, brun.name] });
-    await client.act(first.name, ada.apiKey, decision.legal!.version, decision.legal!.actions[0]!);
+    const second = await agreedGame(client, [brun, ada]);
+    const third = await agreedGame(client, [ada, brun]);
+    await client.act(first, ada.apiKey, decision.legal!.version, decision.legal!.actions[0]!);
 
     // The new stream opens with a snapshot of the decisions pending;
     // dropped again right after it, it resumes from the position before the
@@ -184,10 +227,10 @@ test("the player stream resumes after a reconnect, losing and repeating nothing"
     // then every message after the last position seen, once.
     const seen: string[] = [`decision ${(snapshot.message.value as pb.PlayerDecision).game}`];
     const done = () =>
-      seen.includes(`gameStarted ${second.name}`) &&
-      seen.includes(`gameStarted ${third.name}`) &&
-      seen.includes(`decision ${first.name}`) &&
-      seen.includes(`decision ${third.name}`);
+      seen.includes(`gameStarted ${second}`) &&
+      seen.includes(`gameStarted ${third}`) &&
+      seen.includes(`decision ${first}`) &&
+      seen.includes(`decision ${third}`);
     // Keep-alives come every second: a lost message fails here, not by
     // the test's timeout.
     const deadline = Date.now() + 20_000;
@@ -205,7 +248,10 @@ test("the player stream resumes after a reconnect, losing and repeating nothing"
           ? body.value.game
           : body.case === "roundPaired"
             ? ""
-            : (body.value?.game?.name ?? "");
+            : body.case === "challenge"
+              ? // The game's challenge: its game and status.
+                `${body.value.game || "-"} ${pb.ChallengeStatus[body.value.status]}`
+              : (body.value?.game?.name ?? "");
       seen.push(`${body.case} ${game}`);
     }
     // Anything more would be a repeat: the next message is a keep-alive.
@@ -222,14 +268,79 @@ test("the player stream resumes after a reconnect, losing and repeating nothing"
     assert.equal(opened, 3);
     assert.deepEqual(
       seen.filter((s) => s.startsWith("gameStarted")).sort(),
-      [`gameStarted ${second.name}`, `gameStarted ${third.name}`].sort(),
+      [`gameStarted ${second}`, `gameStarted ${third}`].sort(),
     );
     // The first game's new decision (its follower decision) and the third
     // game's first one, each once: no decision is lost or repeated.
     assert.deepEqual(
       seen.filter((s) => s.startsWith("decision")).sort(),
-      [`decision ${first.name}`, `decision ${third.name}`].sort(),
+      [`decision ${first}`, `decision ${third}`].sort(),
     );
+    // Each of the two challenges made meanwhile, open then accepted with
+    // its game, once each.
+    assert.deepEqual(
+      seen.filter((s) => s.startsWith("challenge")),
+      ["challenge - OPEN", `challenge ${second} ACCEPTED`, "challenge - OPEN", `challenge ${third} ACCEPTED`],
+    );
+  } finally {
+    stream.close();
+    await messages.return?.();
+  }
+});
+
+test("the player stream tells each stage of a challenge once across reconnects", async () => {
+  // A challenge waiting for the player is in every opening snapshot, and its
+  // events after the position resumed from may be older than the snapshot:
+  // the stream yields each stage once, in order.
+  const ada = await client.registerPlayer(unique("Ada"));
+  const brun = await client.registerPlayer(unique("Brun"));
+  const cleo = await client.registerPlayer(unique("Cleo"));
+  let opened = 0;
+  const stream = client.watchPlayer(ada.apiKey, { keepAliveMs: 1000, onOpen: () => opened++ });
+  const messages = stream[Symbol.asyncIterator]();
+  const told: string[] = [];
+  // Records the challenge messages up to the next keep-alive: by then the
+  // stream has brought everything before it.
+  const untilQuiet = async () => {
+    for (;;) {
+      const next = await messages.next();
+      assert.equal(next.done, false);
+      const message = next.value as pb.WatchPlayerResponse;
+      const body = message.message;
+      if (body.case === "keepAlive") return;
+      assert.equal(body.case, "challenge");
+      const challenge = body.value as pb.Challenge;
+      const taken = challenge.seats.filter((s) => s.accepted).length;
+      told.push(`${pb.ChallengeStatus[challenge.status]} ${taken}${message.snapshot ? " snapshot" : ""}`);
+    }
+  };
+  try {
+    const quiet = untilQuiet();
+    await waitUntil(() => opened === 1);
+    const offer = await client.createChallenge(brun.apiKey, [brun.name, ada.name, cleo.name]);
+    await quiet;
+    assert.deepEqual(told, ["OPEN 1"]);
+    // Cleo accepts while Ada's connection is down: the new snapshot shows
+    // the challenge as it is now, and the events after the last position
+    // seen bring Cleo's acceptance again.
+    stream.reconnect();
+    await client.acceptChallenge(offer.name, cleo.apiKey);
+    await untilQuiet();
+    assert.deepEqual(told.slice(1), ["OPEN 2 snapshot"]);
+    // Down again with nothing new: the snapshot repeats it.
+    stream.reconnect();
+    await untilQuiet();
+    assert.deepEqual(told.slice(2), []);
+    // Ada accepts: the game starts.
+    await client.acceptChallenge(offer.name, ada.apiKey);
+    const accepted = (await messages.next()).value as pb.WatchPlayerResponse;
+    assert.equal(accepted.message.case, "challenge");
+    const challenge = accepted.message.value as pb.Challenge;
+    assert.equal(challenge.status, pb.ChallengeStatus.ACCEPTED);
+    assert.ok(challenge.game);
+    const started = await nextOf(messages, "gameStarted");
+    assert.equal(started.message.case === "gameStarted" && started.message.value.game?.name, challenge.game);
+    assert.equal(stream.resumes, 2);
   } finally {
     stream.close();
     await messages.return?.();
@@ -254,8 +365,7 @@ test("a registered bot plays many games over one stream through reconnects", asy
     await Promise.all([adaBot.listening, brunBot.listening]);
     const names: string[] = [];
     for (let n = 0; n < games; n++) {
-      const accounts = n % 2 === 0 ? [ada.name, brun.name] : [brun.name, ada.name];
-      names.push((await client.createGame(["A", "B"], { accounts })).name);
+      names.push(await agreedGame(client, n % 2 === 0 ? [ada, brun] : [brun, ada]));
     }
     await Promise.all(runs);
     assert.ok(adaBot.stream.resumes >= 3, `Ada's stream was reconnected mid-way: ${adaBot.stream.resumes}`);
@@ -285,7 +395,7 @@ test("a registered bot plays many games over one stream through reconnects", asy
 test("a registered bot plays on across a restart of the server", async () => {
   const ada = await client.registerPlayer(unique("Ada"));
   const brun = await client.registerPlayer(unique("Brun"));
-  const created = await client.createGame(["A", "B"], { accounts: [ada.name, brun.name] });
+  const created = await agreedGame(client, [ada, brun]);
   // Slow enough that the game is still running at the restart; patient
   // enough to wait for the server to be back.
   const slowly = (seed: number) => {
@@ -308,10 +418,10 @@ test("a registered bot plays on across a restart of the server", async () => {
     server = await server.restart();
     await Promise.all(runs);
     for (const bot of bots) {
-      assert.deepEqual([...bot.record.ended.keys()], [created.name], "each saw the game end");
+      assert.deepEqual([...bot.record.ended.keys()], [created], "each saw the game end");
       assert.ok(bot.stream.resumes >= 1);
     }
-    assert.equal(bots[0]!.record.ended.get(created.name)?.ending?.reason, pb.EndReason.NORMAL);
+    assert.equal(bots[0]!.record.ended.get(created)?.ending?.reason, pb.EndReason.NORMAL);
   } finally {
     for (const bot of bots) bot.stop();
     await Promise.allSettled(runs);

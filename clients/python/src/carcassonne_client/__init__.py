@@ -9,11 +9,14 @@ that plays every game of a registered player over its stream.
         client.act(created.name, created.tokens[legal.pending.seat],
                    legal.version, legal.actions[0])
 
-A registered player (PlayerService) and tournaments (TournamentService):
+A registered player (PlayerService), challenges (ChallengeService: how
+registered players agree to a game) and tournaments (TournamentService):
 
     ada = client.register_player("Ada")              # ada.api_key, shown once
-    bot = RegisteredBot(client, ada.api_key, random_policy())
+    bot = RegisteredBot(client, ada.api_key, random_policy(),
+                        accept_challenges=True)
     threading.Thread(target=bot.run).start()         # every decision of Ada's
+    client.create_challenge(bob_key, ["Bob", "Ada"]) # Ada's bot accepts it
     client.create_tournament(organiser_key, ["Ada", "Bob"], rounds=1,
                              time_control=time_control(decision_ms=30_000))
 

@@ -7,7 +7,8 @@ plays as a registered player every game the player is seated in.
         [--on-timeout forfeit|auto] [--think-ms MS] [--margin-ms MS] \\
         [--resign-seat SEAT] [--resign-after N]
     python -m carcassonne_client.bot --addr 127.0.0.1:50051 \\
-        (--key KEY | --key-file FILE) [--games N] [--tournament NAME] [--seed N]
+        (--key KEY | --key-file FILE) [--games N] [--tournament NAME] [--seed N] \\
+        [--accept-challenges]
 
 The server lists the legal actions of each decision, so the bot knows no
 rules: it picks one of them with a seeded random generator. With --seed, the
@@ -33,7 +34,11 @@ seated in (tournament games included), with random legal actions
 (registered.RegisteredBot), printing each round, game start and game end.
 It stops after --games N of the player's games have ended, once the
 tournament --tournament NAME is over (then it prints the final standings),
-or on Ctrl-C; without either it plays on until interrupted.
+or on Ctrl-C; without either it plays on until interrupted. It prints each
+challenge the stream tells of; with --accept-challenges it accepts the
+player's seat of every open challenge naming the player (a game with
+other registered players needs the player's consent), and without it
+leaves them to a person.
 """
 
 from __future__ import annotations
@@ -320,6 +325,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         metavar="NAME",
         help="stop once this tournament (tournaments/ID) is over, and print its standings",
     )
+    registered.add_argument(
+        "--accept-challenges",
+        action="store_true",
+        help="accept the player's seat of every challenge naming the player, then play the "
+        "game (default: leave challenges to a person)",
+    )
     args = parser.parse_args(argv)
     if args.key is not None or args.key_file is not None:
         creating = [
@@ -330,8 +341,8 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         if creating:
             parser.error(f"{', '.join(creating)}: options of a new game, not of --key")
         return args
-    if args.games is not None or args.tournament is not None:
-        parser.error("--games and --tournament need --key or --key-file")
+    if args.games is not None or args.tournament is not None or args.accept_challenges:
+        parser.error("--games, --tournament and --accept-challenges need --key or --key-file")
     if args.players is None:
         args.players = 2
     if args.resign_seat is None and args.resign_after is not None:
@@ -448,7 +459,13 @@ def play_registered(args: argparse.Namespace) -> int:
     rng = random.Random(args.seed)
     try:
         with GameClient.connect(args.addr) as client:
-            bot = RegisteredBot(client, key, random_policy(rng), on_message=_report_message)
+            bot = RegisteredBot(
+                client,
+                key,
+                random_policy(rng),
+                accept_challenges=args.accept_challenges,
+                on_message=_report_message,
+            )
             tournament = None
             if args.tournament is not None:
                 tournament = client.get_tournament(args.tournament).name
@@ -482,8 +499,10 @@ def _stop_when_over(client: GameClient, tournament: str, bot: RegisteredBot) -> 
 
 
 def _report_message(message: pb.WatchPlayerResponse) -> None:
-    """One line for people per round, game start and game end."""
+    """One line for people per round, challenge, game start and game end."""
     kind = message.WhichOneof("message")
+    if kind == "challenge":
+        print(format_challenge(message.challenge), flush=True)
     if kind == "round_paired":
         paired = message.round_paired
         if paired.bye:
@@ -505,11 +524,34 @@ def _report_message(message: pb.WatchPlayerResponse) -> None:
         print(f"{game.name} ended: seat {seat} {placed} ({format_ending(game)})", flush=True)
 
 
+def format_challenge(challenge: pb.Challenge) -> str:
+    """A challenge as it stands, for people: "challenges/c1 from
+    players/Ada: OPEN, seats players/Ada (taken), players/Bob (waiting)"."""
+
+    def seat(s: pb.ChallengeSeat) -> str:
+        if s.bot:
+            return f"{s.bot} bot"
+        who = s.player or "open"
+        return f"{who} ({'taken' if s.accepted else 'waiting'})"
+
+    status = pb.ChallengeStatus.Name(challenge.status).removeprefix("CHALLENGE_STATUS_")
+    rated = " rated" if challenge.rated else ""
+    line = f"{challenge.name} from {challenge.challenger}:{rated} {status}, seats " + ", ".join(
+        seat(s) for s in challenge.seats
+    )
+    if challenge.game:
+        line += f" -> {challenge.game}"
+    if challenge.declined_by:
+        line += f" (declined by {challenge.declined_by})"
+    return line
+
+
 def format_record(record: BotRecord) -> str:
     """What a registered player's bot did, for people."""
     moved = ", ".join(f"{n} {reason}" for reason, n in sorted(record.moved_on.items()))
-    return f"played {record.actions} actions in {len(record.ended)} games ended" + (
-        f" (the game moved on: {moved})" if moved else ""
+    accepted = f", accepted {len(record.accepted)} challenges" if record.accepted else ""
+    return f"played {record.actions} actions in {len(record.ended)} games ended{accepted}" + (
+        f" (moved on: {moved})" if moved else ""
     )
 
 

@@ -19,6 +19,14 @@ key), `get_tournament`, `list_tournaments`, `standings`,
 `watch_tournament`, `withdraw_player`, `export_tournament_archive`. A
 registered player's key is its token in every game where a seat is its
 own; registered.py plays all of a player's decisions from its stream.
+
+Consent (ChallengeService): no game seats a registered player who did not
+agree. `create_game` seats at most its caller (with `key`); registered
+players meet in a game through a challenge: `create_challenge` (with the
+challenger's key: named players' seats, open seats, bots' seats),
+`get_challenge`, `list_challenges`, `accept_challenge`,
+`decline_challenge`, `cancel_challenge`. Rated games come from challenges
+and tournaments only.
 """
 
 from __future__ import annotations
@@ -131,9 +139,16 @@ def _auth(token: str | None) -> tuple[tuple[str, str], ...]:
 
 def _named(collection: str, name: str) -> str:
     """The full name, "players/Ada", from "Ada" or "players/Ada" (and so
-    for tournaments)."""
+    for tournaments and challenges)."""
     prefix = f"{collection}/"
     return name if name.startswith(prefix) else prefix + name
+
+
+def _challenge_seat(seat: str | pb.ChallengeSeat) -> pb.ChallengeSeat:
+    """A challenge's seat: a player's name is that player's seat."""
+    if isinstance(seat, str):
+        return pb.ChallengeSeat(player=_named("players", seat))
+    return seat
 
 
 @dataclass(frozen=True)
@@ -179,6 +194,7 @@ class GameClient:
         self.watcher: Any = pb.WatchServiceStub(channel)  # type: ignore[no-untyped-call]
         self.players: Any = pb.PlayerServiceStub(channel)  # type: ignore[no-untyped-call]
         self.tournaments: Any = pb.TournamentServiceStub(channel)  # type: ignore[no-untyped-call]
+        self.challenges: Any = pb.ChallengeServiceStub(channel)  # type: ignore[no-untyped-call]
         self.timeout = timeout
 
     @classmethod
@@ -227,6 +243,7 @@ class GameClient:
         spectator_delay: int = 0,
         time_control: pb.TimeControl | None = None,
         accounts: Sequence[str] = (),
+        key: str | None = None,
         rated: bool = False,
     ) -> CreatedGame:
         """Creates a game for 2 to 5 players (names in seat order).
@@ -240,11 +257,16 @@ class GameClient:
         REQUEST_ID_REUSED. It never creates a second game.
         `time_control` (see `time_control()`) gives the game clocks; None:
         no clock runs.
-        `accounts`: empty, or one entry per seat: "players/{name}" (or the
-        bare name) for a registered player's seat, whose API key is its
-        token (no token is made for it: `tokens[seat]` is ""), or "" for a
-        guest seat. `rated`: the game changes its players' ratings when it
-        ends (only when every seat is a registered player's).
+        `accounts` seats the caller only: empty, or one entry per seat,
+        "" for a guest seat (with a token of its own) and, for at most one
+        seat, the caller's own "players/{name}" (or the bare name), whose
+        API `key` the call sends (it is then that seat's token: no token is
+        made for it, `tokens[seat]` is ""). Naming any other registered
+        player, or a player without their key, is GameError
+        PERMISSION_DENIED / CONSENT_REQUIRED: other registered players
+        agree to a game through a challenge (`create_challenge`).
+        `rated=True` is always refused the same way: a game is rated only
+        through a challenge or a tournament.
         """
         request = pb.CreateGameRequest(
             request_id=request_id or new_request_id(),
@@ -256,7 +278,7 @@ class GameClient:
             accounts=[_named("players", a) if a else "" for a in accounts],
             rated=rated,
         )
-        response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request)
+        response: pb.CreateGameResponse = self._call(self.stub.CreateGame, request, _auth(key))
         by_seat = {t.seat: t.token for t in response.tokens}
         tokens = [by_seat.get(seat, "") for seat in range(len(response.game.players))]
         return CreatedGame(game=response.game, tokens=tokens)
@@ -441,8 +463,9 @@ class GameClient:
         """The player's own stream (WatchPlayer, with its API `key`): the
         games that start with the player in a seat, every decision that
         becomes the player's (with its legal actions and clocks), the games
-        that end, the tournament rounds that seat the player, and
-        keep-alives. It reopens by itself after a dropped connection, from
+        that end, the tournament rounds that seat the player, the
+        challenges the player made or is named in (as they stand after
+        each change), and keep-alives. It reopens by itself after a dropped connection, from
         the last position seen, so that no message is lost or repeated
         (see player_stream.py); `after_position` resumes an earlier
         stream's `position`. Iterate it; `close()` ends it.
@@ -598,6 +621,106 @@ class GameClient:
             raise GameError.from_rpc_error(error) from error
         finally:
             call.cancel()
+
+    # Challenges (ChallengeService): how registered players agree to a game.
+
+    def create_challenge(
+        self,
+        key: str,
+        seats: Sequence[str | pb.ChallengeSeat],
+        *,
+        rules: pb.RuleOptions | None = None,
+        time_control: pb.TimeControl | None = None,
+        spectator_delay: int = 0,
+        rated: bool = False,
+        expire_ms: int = 0,
+        request_id: str | None = None,
+    ) -> pb.Challenge:
+        """Offers a game, as the player whose API `key` is sent (the
+        challenger). `seats`, 2 to 5 in seat order: a registered player's
+        name ("players/{name}" or bare) for a seat that player accepts
+        (the challenger's own among them, taken from the start),
+        `pb.ChallengeSeat(open=True)` for a seat any registered player may
+        take (a seek), `pb.ChallengeSeat(bot="greedy")` for a built-in
+        bot's. `rated` only without bot seats. The offer lapses after
+        `expire_ms` (10 s to 7 days; an hour when 0). `request_id` (16 to
+        128 characters; a fresh one by default) names the challenge, so a
+        retry never makes a second one.
+
+        Returns the challenge, OPEN until every seat is taken (ACCEPTED at
+        once, its `game` started, when the challenger and bots are all the
+        seats). The players named are told through their streams
+        (`watch_player`: a `challenge` message). Refusals: PLAYER_NOT_FOUND,
+        INVALID_ARGUMENT, TOO_MANY_CHALLENGES (16 open per challenger).
+        """
+        request = pb.CreateChallengeRequest(
+            request_id=request_id or new_request_id(),
+            seats=[_challenge_seat(seat) for seat in seats],
+            rules=rules,
+            time_control=time_control,
+            spectator_delay=spectator_delay,
+            rated=rated,
+            expire_ms=expire_ms,
+        )
+        response: pb.CreateChallengeResponse = self._call(
+            self.challenges.CreateChallenge, request, _auth(key)
+        )
+        return response.challenge
+
+    def get_challenge(self, name: str) -> pb.Challenge:
+        """The challenge "challenges/{id}" (or the bare id) as it stands:
+        its seats and which are taken, its status, and `game` once it
+        started (NOT_FOUND / CHALLENGE_NOT_FOUND)."""
+        request = pb.GetChallengeRequest(name=_named("challenges", name))
+        response: pb.GetChallengeResponse = self._call(self.challenges.GetChallenge, request)
+        return response.challenge
+
+    def list_challenges(self, key: str | None = None) -> list[pb.Challenge]:
+        """The open challenges, oldest first: with a player's `key`, those
+        the player made or is named in, and every open seek; without one,
+        the open seeks."""
+        response: pb.ListChallengesResponse = self._call(
+            self.challenges.ListChallenges, pb.ListChallengesRequest(), _auth(key)
+        )
+        return list(response.challenges)
+
+    def accept_challenge(self, name: str, key: str, *, seat: int | None = None) -> pb.Challenge:
+        """Takes a seat of the challenge, as the player whose API `key` is
+        sent: the player's own named seat, or else an open one (`seat`
+        picks which; the first when None). The acceptance that takes the
+        last seat starts the game: the answer is ACCEPTED and names it in
+        `game`. Refusals: NOT_INVITED (no seat for the caller),
+        ALREADY_SEATED (the caller holds a seat of it already, as the
+        challenger does), SEAT_NOT_OPEN, CHALLENGE_CLOSED,
+        CHALLENGE_EXPIRED."""
+        request = pb.AcceptChallengeRequest(name=_named("challenges", name))
+        if seat is not None:
+            request.seat = seat
+        response: pb.AcceptChallengeResponse = self._call(
+            self.challenges.AcceptChallenge, request, _auth(key)
+        )
+        return response.challenge
+
+    def decline_challenge(self, name: str, key: str) -> pb.Challenge:
+        """Turns the game down, as a player named or seated in it (its API
+        `key`): the challenge is DECLINED and never starts. The challenger
+        cancels instead (CHALLENGER_DECLINES); anyone else is
+        NOT_INVITED."""
+        request = pb.DeclineChallengeRequest(name=_named("challenges", name))
+        response: pb.DeclineChallengeResponse = self._call(
+            self.challenges.DeclineChallenge, request, _auth(key)
+        )
+        return response.challenge
+
+    def cancel_challenge(self, name: str, key: str) -> pb.Challenge:
+        """Withdraws the offer, with the challenger's API `key` (anyone
+        else: NOT_CHALLENGER), while it is open (else CHALLENGE_CLOSED or
+        CHALLENGE_EXPIRED)."""
+        request = pb.CancelChallengeRequest(name=_named("challenges", name))
+        response: pb.CancelChallengeResponse = self._call(
+            self.challenges.CancelChallenge, request, _auth(key)
+        )
+        return response.challenge
 
     def _call(
         self,

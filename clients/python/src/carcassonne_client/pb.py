@@ -7,6 +7,10 @@ All the protos share the package carcassonne.v1, so their names cannot clash.
 The modules themselves are generated at install time (see generate.py).
 """
 
+from carcassonne_client._gen.carcassonne.v1.challenge_service_pb2 import *  # noqa: F401,F403
+from carcassonne_client._gen.carcassonne.v1.challenge_service_pb2_grpc import (
+    ChallengeServiceStub as ChallengeServiceStub,
+)
 from carcassonne_client._gen.carcassonne.v1.game_pb2 import *  # noqa: F401,F403
 from carcassonne_client._gen.carcassonne.v1.game_service_pb2 import *  # noqa: F401,F403
 from carcassonne_client._gen.carcassonne.v1.game_service_pb2_grpc import (

@@ -1,21 +1,25 @@
 """WatchPlayer that resumes: a registered player's one stream.
 
 The server's stream (PlayerService.WatchPlayer, with the player's API key)
-starts with a snapshot of every decision that is the player's now
+starts with a snapshot of every decision that is the player's now and of
+every open challenge waiting for the player to accept their named seat
 (`snapshot` set, each carrying the position the stream started at), then
 follows the store: each message has the store's `position` it was sent at,
 in order. Reopened with `after_position` = the last position received
 (snapshot messages excepted: they do not advance it), the stream goes on
 right after it, so no event is missed and none is sent twice; its new
-snapshot repeats the decisions still pending. A stream also ends when the
-server stops (or dies): the player has to reopen it.
+snapshot repeats the decisions still pending and the challenges still
+waiting. A stream also ends when the server stops (or dies): the player has
+to reopen it.
 
 PlayerStream does that for its caller: it reopens after a dropped
 connection or a server that went away, from the last position seen, and
-drops the decisions it has already yielded (a decision is one (game,
-version); the server may send one twice, from a snapshot and from the
-events), so its caller sees every message once, in position order, across
-any number of reconnections.
+drops what it has already yielded: a decision is one (game, version), and
+a challenge while open is as far along as its seats taken (the server may
+send either twice, from a snapshot and from the events; an open
+challenge's events after a snapshot may also tell of an earlier stage
+than the snapshot did). So its caller sees every message once, in position
+order, across any number of reconnections.
 """
 
 from __future__ import annotations
@@ -69,7 +73,7 @@ def _auth(key: str) -> tuple[tuple[str, str], ...]:
 
 class PlayerStream(Iterator[pb.WatchPlayerResponse]):
     """Iterates a player's WatchPlayer messages (pb.WatchPlayerResponse:
-    `game_started`, `decision`, `game_ended`, `round_paired`,
+    `game_started`, `decision`, `game_ended`, `round_paired`, `challenge`,
     `keep_alive`), reopening the stream after a failure from the last
     position seen, until `close()`.
 
@@ -77,7 +81,8 @@ class PlayerStream(Iterator[pb.WatchPlayerResponse]):
     PlayerStream (another process, a later run) to go on from there. A
     snapshot message does not advance it. Decisions already yielded (the
     same game and version) are not yielded again, whether the server
-    repeats them in a snapshot or after it.
+    repeats them in a snapshot or after it; nor is an open challenge with
+    no more seats taken than when it was last yielded.
 
     Raises GameError when the call is refused (UNAUTHENTICATED /
     UNKNOWN_KEY for a key of no player, INVALID_ARGUMENT, ...) or when
@@ -113,6 +118,8 @@ class PlayerStream(Iterator[pb.WatchPlayerResponse]):
         self.resumes = 0
         # The last decision version yielded, by game, while it runs.
         self._decided: dict[str, int] = {}
+        # The seats taken when last yielded, by open challenge.
+        self._challenged: dict[str, int] = {}
         self._lock = threading.Lock()
         self._call: Any = None
         self._closed = False
@@ -225,7 +232,8 @@ class PlayerStream(Iterator[pb.WatchPlayerResponse]):
                 self._sleep(min(self._max_backoff_s, self._initial_backoff_s * 2 ** (attempt - 1)))
 
     def _repeated(self, message: pb.WatchPlayerResponse) -> bool:
-        """True for a decision already yielded; keeps track of them."""
+        """True for a decision already yielded, or an open challenge no
+        further along than when last yielded; keeps track of them."""
         kind = message.WhichOneof("message")
         if kind == "decision":
             game, version = message.decision.game, message.decision.legal.version
@@ -236,4 +244,16 @@ class PlayerStream(Iterator[pb.WatchPlayerResponse]):
         elif kind == "game_ended":
             # No decision of a finished game can come.
             self._decided.pop(message.game_ended.game.name, None)
+        elif kind == "challenge":
+            challenge = message.challenge
+            if challenge.status != pb.CHALLENGE_STATUS_OPEN:
+                # Its last word: no snapshot shows a closed challenge.
+                self._challenged.pop(challenge.name, None)
+                return False
+            # Seats are only ever taken while it is open.
+            taken = sum(seat.accepted for seat in challenge.seats)
+            seen = self._challenged.get(challenge.name)
+            if seen is not None and taken <= seen:
+                return True
+            self._challenged[challenge.name] = taken
         return False

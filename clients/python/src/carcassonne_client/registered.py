@@ -18,6 +18,16 @@ no failure: the stream brings whatever comes next. The stream reopens by
 itself after a dropped connection, from the last position seen, so no
 decision is lost; a call that fails with UNAVAILABLE is retried with the
 same request id, so an action is never stored twice.
+
+Challenges: a game with other registered players needs the player's
+consent. By default the bot leaves the challenges its stream tells of to a
+person (AcceptChallenge or DeclineChallenge with the key). With
+`accept_challenges=True` it accepts the player's named seat of each open
+challenge it hears of (the stream's snapshot included), once per
+challenge, and then plays the game when it starts like any other. An
+answer that says the challenge moved on (CHALLENGE_CLOSED,
+CHALLENGE_EXPIRED, ALREADY_SEATED: the player holds its seat already, as
+the challenger always does) is no failure.
 """
 
 from __future__ import annotations
@@ -38,6 +48,10 @@ from carcassonne_client.player_stream import PlayerStream, ResumeInfo
 # The answers that mean "the game moved on without this action": not a
 # failure of the bot.
 MOVED_ON = frozenset({"STALE_VERSION", "OUT_OF_TIME", "GAME_FINISHED"})
+
+# The answers to AcceptChallenge that mean "the challenge moved on without
+# this acceptance" (or needed none): not a failure of the bot.
+CHALLENGE_MOVED_ON = frozenset({"CHALLENGE_CLOSED", "CHALLENGE_EXPIRED", "ALREADY_SEATED"})
 
 # Codes after which an Act is sent again, the same request with the same
 # request id (the server answers a retry with its first answer).
@@ -88,6 +102,10 @@ class BotRecord:
     ended: dict[str, pb.Game] = field(default_factory=dict)
     # Tournament rounds that seated the player (or gave it a bye).
     rounds: list[pb.PlayerRoundPaired] = field(default_factory=list)
+    # Challenges whose seat the bot accepted, in order (`accept_challenges`).
+    accepted: list[str] = field(default_factory=list)
+    # Challenges the bot sent AcceptChallenge for, each once.
+    challenges: set[str] = field(default_factory=set)
 
 
 class RegisteredBot:
@@ -95,9 +113,11 @@ class RegisteredBot:
     `policy`, in every game, across any number of games, until `stop()` (or
     `run`'s own limits). One stream, reopened as needed.
 
-    `on_message` sees every message of the stream before the bot acts on
-    it; `on_resume` each reopening of the stream. `basic` asks Act for
-    answers without the board. An Act that fails with UNAVAILABLE (or
+    `accept_challenges`: accept the player's named seat of every open
+    challenge the stream tells of (by default challenges are left to a
+    person). `on_message` sees every message of the stream before the bot
+    acts on it; `on_resume` each reopening of the stream. `basic` asks Act
+    for answers without the board. An Act that fails with UNAVAILABLE (or
     past its deadline) is sent again, up to `act_attempts` tries in all;
     the stream gives up after `max_reopenings` reopenings in a row that
     bring nothing (pauses doubling from 50 ms to 2 s: about 9 s for 10).
@@ -112,6 +132,7 @@ class RegisteredBot:
         after_position: int = 0,
         keep_alive_ms: int = 0,
         basic: bool = True,
+        accept_challenges: bool = False,
         act_attempts: int = 10,
         max_reopenings: int = 10,
         on_message: Callable[[pb.WatchPlayerResponse], None] | None = None,
@@ -121,6 +142,7 @@ class RegisteredBot:
         self.key = key
         self.policy = policy
         self.basic = basic
+        self.accept_challenges = accept_challenges
         self.act_attempts = act_attempts
         self.on_message = on_message
         self.record = BotRecord()
@@ -146,7 +168,9 @@ class RegisteredBot:
         `keep_alive_ms`). Returns the record. Raises GameError when the
         stream is refused (UNKNOWN_KEY), when an Act fails for another
         reason than the game moving on (e.g. the policy chose an illegal
-        action: RULE_VIOLATION), or when the server stays away."""
+        action: RULE_VIOLATION), when an AcceptChallenge fails for another
+        reason than the challenge moving on, or when the server stays
+        away."""
         self.stream.open()
         self.listening.set()
         try:
@@ -183,6 +207,37 @@ class RegisteredBot:
             self.record.ended[game.name] = game
         elif kind == "round_paired":
             self.record.rounds.append(message.round_paired)
+        elif kind == "challenge" and self.accept_challenges:
+            self._accept(message.challenge)
+
+    def _accept(self, challenge: pb.Challenge) -> None:
+        """Takes the player's named seat of an open challenge, once per
+        challenge. The bot does not know its player's name: the stream
+        tells only of challenges the player made, is named in or took a
+        seat of, so while a named seat waits, AcceptChallenge either takes
+        the player's own or says ALREADY_SEATED. It never takes an open
+        seat: a seek is a person's choice."""
+        if challenge.status != pb.CHALLENGE_STATUS_OPEN or challenge.name in self.record.challenges:
+            return
+        if not any(seat.player and not seat.open and not seat.accepted for seat in challenge.seats):
+            return
+        self.record.challenges.add(challenge.name)
+        for attempt in range(1, self.act_attempts + 1):
+            try:
+                self.client.accept_challenge(challenge.name, self.key)
+            except GameError as error:
+                if error.reason in CHALLENGE_MOVED_ON:
+                    reason = error.reason or ""
+                    self.record.moved_on[reason] = self.record.moved_on.get(reason, 0) + 1
+                    return
+                if error.code in RETRIED and attempt < self.act_attempts and not self.stream.closed:
+                    # A retry of an acceptance that was stored says
+                    # ALREADY_SEATED or CHALLENGE_CLOSED: moved on.
+                    time.sleep(min(2.0, 0.05 * 2 ** (attempt - 1)))
+                    continue
+                raise
+            self.record.accepted.append(challenge.name)
+            return
 
     def _decide(self, message: pb.PlayerDecision) -> None:
         legal = message.legal

@@ -1,12 +1,20 @@
 // What the tests of registered players and tournaments share: a server
-// with an admin key, registered bots that play over their streams, and a
-// reader of tar archives.
+// with an admin key, games agreed through challenges, registered bots that
+// play over their streams, and a reader of tar archives.
 
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { randomPolicy, RegisteredBot, seededRandom, type GameClient } from "../../src/index.js";
+import {
+  pb,
+  randomPolicy,
+  RegisteredBot,
+  seededRandom,
+  type CreateChallengeOptions,
+  type GameClient,
+  type Registration,
+} from "../../src/index.js";
 
 /** The admin key of the servers these tests start: it makes organisers. */
 export const ADMIN_KEY = "admin-key-of-the-typescript-client-tests-0123";
@@ -25,6 +33,26 @@ export async function organiser(client: GameClient): Promise<string> {
   const { apiKey } = await client.registerPlayer(name);
   await client.setOrganiser(name, ADMIN_KEY);
   return apiKey;
+}
+
+/** A game of registered players, each in the seat of its place in
+ * `players`, with everyone's consent: the first offers it (a challenge,
+ * with its key), the others accept with theirs. The game's name. */
+export async function agreedGame(
+  client: GameClient,
+  players: Registration[],
+  options: CreateChallengeOptions = {},
+): Promise<string> {
+  const [challenger, ...others] = players;
+  assert.ok(challenger, "a challenger");
+  let challenge = await client.createChallenge(
+    challenger.apiKey,
+    players.map((p) => p.name),
+    options,
+  );
+  for (const player of others) challenge = await client.acceptChallenge(challenge.name, player.apiKey);
+  assert.equal(challenge.status, pb.ChallengeStatus.ACCEPTED);
+  return challenge.game;
 }
 
 /** Registered bots, each running over a stream of its own. */
