@@ -8,7 +8,10 @@
 //! `--game`, `--seat` and `--token` it follows one game's WatchGame
 //! stream and plays that seat; with `--key` it follows the registered
 //! player's WatchPlayer stream and plays every decision of every game the
-//! player sits in. Acts carry request ids named by the seat and the
+//! player sits in; with `--accept-challenges` as well it also takes the
+//! player's named seat of every challenge the stream tells of (without
+//! it, the player's games are only those they agreed to elsewhere; it
+//! never takes an open seat, a seek being a person's choice). Acts carry request ids named by the seat and the
 //! version, retried as they are after UNAVAILABLE, so a decision is stored
 //! at most once; a lost stream is reopened after its last version (or
 //! position). It says on standard output what it does: a line when it
@@ -26,6 +29,7 @@ use std::time::{Duration, Instant, SystemTime};
 use anyhow::{Context as _, bail};
 use carcassonne::api::{follow, view};
 use carcassonne::games::bot_seats::{bot_seed, budget_for};
+use carcassonne::proto::challenge_service_client::ChallengeServiceClient;
 use carcassonne::proto::game_service_client::GameServiceClient;
 use carcassonne::proto::player_service_client::PlayerServiceClient;
 use carcassonne::proto::watch_service_client::WatchServiceClient;
@@ -51,6 +55,10 @@ pub struct BotArgs {
     /// in, through the player's stream, until stopped.
     #[arg(long, env = "CARCASSONNE_KEY", hide_env_values = true, conflicts_with_all = ["game", "seat", "token"])]
     key: Option<String>,
+    /// With --key: accept every challenge that names the player (their
+    /// consent to any game others offer them, given once for the bot).
+    #[arg(long, requires = "key")]
+    accept_challenges: bool,
     /// One game to play a seat of (`games/{id}` or its id), to its end.
     #[arg(long, requires_all = ["seat", "token"])]
     game: Option<String>,
@@ -112,8 +120,11 @@ pub fn bot(args: &BotArgs) -> anyhow::Result<ExitCode> {
         };
         match (&args.key, &args.game, args.seat, &args.token) {
             (Some(key), None, None, None) => {
+                let challenges = args
+                    .accept_challenges
+                    .then(|| ChallengeServiceClient::new(channel.clone()));
                 let players = PlayerServiceClient::new(channel);
-                player.play_every_game(players, key).await?;
+                player.play_every_game(players, challenges, key).await?;
             }
             (None, Some(game), Some(seat), Some(token)) => {
                 let name = if game.starts_with("games/") {
@@ -147,6 +158,40 @@ fn with_token<T>(message: T, token: &str) -> anyhow::Result<Request<T>> {
         .context("the token is not valid in a header")?;
     request.metadata_mut().insert("authorization", value);
     Ok(request)
+}
+
+/// Takes the player's named seat of `challenge` if it is open and waits
+/// for a named player, once. The stream tells only of challenges the
+/// player made, is named in or took a seat of, so AcceptChallenge takes
+/// the player's own seat or says why not (ALREADY_SEATED, CHALLENGE_CLOSED,
+/// ...), which is said and not asked again. An error: a transient one, for
+/// the stream to be reopened and the challenge, still open, told again.
+async fn accept(
+    challenges: &mut ChallengeServiceClient<Channel>,
+    challenge: &proto::Challenge,
+    answered: &mut std::collections::HashSet<String>,
+    key: &str,
+) -> Result<(), Status> {
+    let waits = challenge
+        .seats
+        .iter()
+        .any(|seat| !seat.player.is_empty() && !seat.open && !seat.accepted);
+    if challenge.status != proto::ChallengeStatus::Open as i32 || !waits || answered.contains(&challenge.name)
+    {
+        return Ok(());
+    }
+    let request = proto::AcceptChallengeRequest {
+        name: challenge.name.clone(),
+        seat: None,
+    };
+    match challenges.accept_challenge(self::request(request, key)?).await {
+        Ok(_) => say(format_args!("{}: accepted", challenge.name)),
+        Err(status) if transient(&status) => return Err(status),
+        Err(status) if status.code() == Code::FailedPrecondition => {}
+        Err(status) => eprintln!("{}: {}", challenge.name, status.message()),
+    }
+    answered.insert(challenge.name.clone());
+    Ok(())
 }
 
 /// Failures worth another try: the server is away or stopping.
@@ -298,13 +343,17 @@ impl Player {
     }
 
     /// Plays every decision of the player of `key`, from its WatchPlayer
-    /// stream, resumed after its last position when it breaks.
+    /// stream, resumed after its last position when it breaks; with
+    /// `challenges`, accepts the player's named seat of each challenge.
     async fn play_every_game(
         &mut self,
         mut players: PlayerServiceClient<Channel>,
+        mut challenges: Option<ChallengeServiceClient<Channel>>,
         key: &str,
     ) -> anyhow::Result<()> {
         let mut tables: HashMap<String, Table> = HashMap::new();
+        // Challenges answered already (accepted, or moved on without us).
+        let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
         let mut position = 0;
         let mut failures = 0;
         loop {
@@ -343,6 +392,11 @@ impl Player {
                                     tables.remove(&decision.game);
                                 }
                                 Ok(()) => {}
+                            }
+                        }
+                        Some(P::Challenge(challenge)) => {
+                            if let Some(challenges) = &mut challenges {
+                                accept(challenges, &challenge, &mut answered, key).await?;
                             }
                         }
                         Some(P::GameEnded(ended)) => {

@@ -225,7 +225,8 @@ register() {
 olga="$(register Olga)"
 [ -n "$olga" ] || fail "RegisterPlayer gave no key"
 ada="$(register Ada)"
-for player in Brun Cleo Dirk; do register "$player" >/dev/null; done
+brun="$(register Brun)"
+for player in Cleo Dirk; do register "$player" >/dev/null; done
 if refused="$(g -H "authorization: Bearer $olga" -d '{"name": "players/Olga", "organiser": true}' \
   "$addr" carcassonne.v1.PlayerService/SetOrganiser 2>&1)"; then
   fail "a player made herself an organiser: $refused"
@@ -306,5 +307,45 @@ curl -sf -o "$work/house-cup.tar" "http://$addr/api/tournaments/${house_name#tou
   || fail "no archive of the house cup"
 audited="$("$bin" audit "$work/house-cup.tar" --key "$work/server.pub")" || fail "the house cup's audit failed: $audited"
 grep -q "audit: every check held" <<<"$audited" || fail "the house cup's audit did not end well: $audited"
+
+echo "== Challenges: nobody seats a registered player who did not agree (the README's commands)"
+if refused="$(g -d '{"request_id": "'"$(python3 -c 'import uuid; print(uuid.uuid4())')"'",
+    "players": ["Ada", "Brun"], "accounts": ["players/Ada", "players/Brun"], "rated": true}' \
+  "$addr" carcassonne.v1.GameService/CreateGame 2>&1)"; then
+  fail "a game seated registered players without their keys: $refused"
+fi
+grep -Eq '"reason": *"CONSENT_REQUIRED"' <<<"$refused" || fail "expected CONSENT_REQUIRED: $refused"
+offered="$(g -H "authorization: Bearer $ada" -d '{
+    "request_id": "ada-brun-duel-000001", "rated": true,
+    "seats": [{"player": "players/Ada"}, {"player": "players/Brun"}],
+    "time_control": {"decision_ms": 60000}}' \
+  "$addr" carcassonne.v1.ChallengeService/CreateChallenge)"
+challenge="$(json 'd["challenge"]["name"]' <<<"$offered")"
+[[ "$challenge" == challenges/* ]] || fail "CreateChallenge gave no challenge: $offered"
+listed="$(g -H "authorization: Bearer $brun" -d '{}' "$addr" carcassonne.v1.ChallengeService/ListChallenges)"
+[ "$(json '[c["name"] for c in d.get("challenges", [])]' <<<"$listed")" = "['$challenge']" ] \
+  || fail "Brun does not see Ada's challenge: $listed"
+accepted="$(g -H "authorization: Bearer $brun" -d "{\"name\": \"$challenge\"}" \
+  "$addr" carcassonne.v1.ChallengeService/AcceptChallenge)"
+[ "$(json 'd["challenge"]["status"]' <<<"$accepted")" = CHALLENGE_STATUS_ACCEPTED ] || fail "not accepted: $accepted"
+duel="$(json 'd["challenge"]["game"]' <<<"$accepted")"
+played="$(g -d "{\"name\": \"$duel\"}" "$addr" carcassonne.v1.GameService/GetGame)"
+[ "$(json 'd["game"].get("rated", False)' <<<"$played")" = True ] || fail "the agreed duel is not rated: $played"
+# Ada's bot, told to accept for her, takes Brun's next challenge.
+"$bin" bot --addr "$addr" --level greedy --key "$ada" --accept-challenges >"$work/ada-challenges.log" 2>&1 &
+bot_pid=$!
+offered="$(g -H "authorization: Bearer $brun" -d '{
+    "request_id": "brun-ada-friendly-0001",
+    "seats": [{"player": "players/Brun"}, {"player": "players/Ada"}]}' \
+  "$addr" carcassonne.v1.ChallengeService/CreateChallenge)"
+challenge="$(json 'd["challenge"]["name"]' <<<"$offered")"
+for _ in $(seq 100); do
+  now="$(g -d "{\"name\": \"$challenge\"}" "$addr" carcassonne.v1.ChallengeService/GetChallenge)"
+  [ "$(json 'd["challenge"]["status"]' <<<"$now")" = CHALLENGE_STATUS_ACCEPTED ] && break
+  sleep 0.2
+done
+[ "$(json 'd["challenge"]["status"]' <<<"$now")" = CHALLENGE_STATUS_ACCEPTED ] || fail "Ada's bot did not accept: $now"
+kill "$bot_pid"; wait "$bot_pid" 2>/dev/null || true; bot_pid=""
+grep -q "^$challenge: accepted$" "$work/ada-challenges.log" || fail "the bot did not say it accepted: $(cat "$work/ada-challenges.log")"
 
 echo "grpcurl walkthrough: ok"

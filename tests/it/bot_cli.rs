@@ -203,3 +203,83 @@ async fn carcassonne_bot_with_a_key_plays_the_games_its_player_sits_in() {
     }
     server.stop().await;
 }
+
+/// A bot with a key plays only games its player agreed to: without
+/// `--accept-challenges` a challenge naming its player waits for the
+/// player; with it, the bot takes the player's seat and plays the game.
+#[tokio::test]
+async fn carcassonne_bot_accepts_challenges_only_when_told_to() {
+    use crate::bots::{challenge_request, challenges_client};
+    use crate::support::with_token;
+
+    let (server, _dir) = league_server(carcassonne::players::Registration::Open).await;
+    let ada = register(&server, "Ada").await;
+    let botty = register(&server, "Botty").await;
+    let mut challenges = challenges_client(&server).await;
+    let challenge =
+        |request_id: &str| with_token(challenge_request(request_id, &["Ada", "Botty"], false), &ada);
+    let reader = challenges.clone();
+    let status_of = |name: String| {
+        let mut challenges = reader.clone();
+        async move {
+            challenges
+                .get_challenge(proto::GetChallengeRequest { name })
+                .await
+                .unwrap()
+                .into_inner()
+                .challenge
+                .unwrap()
+        }
+    };
+    // Given a bot of Botty's that was not told to accept,
+    let mut unwilling = spawn_bot(&server.url(), &["--level", "greedy", "--key", &botty]);
+    let waiting = challenges
+        .create_challenge(challenge("bot-cli-unasked-0000"))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    // then Ada's challenge still waits for Botty.
+    let now = status_of(waiting.name.clone()).await;
+    assert_eq!(now.status, proto::ChallengeStatus::Open as i32);
+    assert!(exit_within(&mut unwilling, Duration::ZERO).await.is_none());
+    // Given one told to accept,
+    let mut willing = spawn_bot(
+        &server.url(),
+        &["--level", "greedy", "--key", &botty, "--accept-challenges"],
+    );
+    // the challenge waiting and a new one are both accepted, their games
+    // started.
+    let new = challenges
+        .create_challenge(challenge("bot-cli-asked-00000"))
+        .await
+        .unwrap()
+        .into_inner()
+        .challenge
+        .unwrap();
+    let started = Instant::now();
+    for name in [&waiting.name, &new.name] {
+        loop {
+            let now = status_of(name.clone()).await;
+            if now.status == proto::ChallengeStatus::Accepted as i32 {
+                assert!(now.game.starts_with("games/"), "{now:?}");
+                break;
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "{name} still {now:?}"
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+    let _ = willing.kill();
+    let output = willing.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    for name in [&waiting.name, &new.name] {
+        let line = format!("{name}: accepted");
+        assert!(stdout.lines().any(|l| l == line), "{line:?} in {stdout}");
+    }
+    server.stop().await;
+}
