@@ -49,6 +49,11 @@ pub struct WatchService {
     key: Arc<carcassonne_archive::SigningKey>,
     /// Finished games' archives, built once.
     archives: Arc<super::archive_cache::ArchiveCache>,
+    /// Exports and verifications run one at a time on the whole server:
+    /// each is CPU work proportional to a whole game (a verification's,
+    /// on whatever a caller sends, up to the request size limit), so a
+    /// flood of them takes one core at most, never the games' time.
+    audits: Arc<tokio::sync::Semaphore>,
     /// Turns true when the server shuts down: every stream then ends, so
     /// that the graceful shutdown does not wait for watchers forever.
     stopping: tokio::sync::watch::Receiver<bool>,
@@ -75,6 +80,7 @@ impl WatchService {
                 ARCHIVE_CHUNK,
                 GAME_ARCHIVES_BYTES_PER_SECOND,
             ),
+            audits: Arc::new(tokio::sync::Semaphore::new(1)),
             stopping,
         }
     }
@@ -256,9 +262,14 @@ impl proto::watch_service_server::WatchService for WatchService {
         let token = request::optional_token(&request)?;
         let id = request::game_id(&request.get_ref().name)?;
         let games = self.games.clone();
-        let export = tokio::task::spawn_blocking(move || super::audit::export(&games, &id, token.as_deref()))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))??;
+        let turn = self.audit_turn().await?;
+        let export = tokio::task::spawn_blocking(move || {
+            let export = super::audit::export(&games, &id, token.as_deref());
+            drop(turn);
+            export
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))??;
         Ok(Response::new(export))
     }
 
@@ -269,9 +280,14 @@ impl proto::watch_service_server::WatchService for WatchService {
         let r = request.into_inner();
         // The commitment is the caller's to bring: this server's would be
         // computed from the very seed it exports, a check that cannot fail.
-        let answer = tokio::task::spawn_blocking(move || super::audit::verify(&r))
-            .await
-            .map_err(|e| ApiError::Internal(e.to_string()))?;
+        let turn = self.audit_turn().await?;
+        let answer = tokio::task::spawn_blocking(move || {
+            let answer = super::audit::verify(&r);
+            drop(turn);
+            answer
+        })
+        .await
+        .map_err(|e| ApiError::Internal(e.to_string()))?;
         Ok(Response::new(answer))
     }
 
@@ -305,6 +321,17 @@ impl proto::watch_service_server::WatchService for WatchService {
 /// The most bytes of an archive in one message of ExportGameArchive: far
 /// below gRPC's message limits, whatever the archive's size.
 pub const ARCHIVE_CHUNK: usize = 1 << 20;
+
+impl WatchService {
+    /// The turn of an export or a verification, once every one before it
+    /// is done. A caller that goes away while waiting leaves its place.
+    async fn audit_turn(&self) -> Result<tokio::sync::OwnedSemaphorePermit, ApiError> {
+        (self.audits.clone())
+            .acquire_owned()
+            .await
+            .map_err(|e| ApiError::Internal(e.to_string()))
+    }
+}
 
 /// The bytes of finished games' archives kept in memory (a game's is
 /// tens to hundreds of KB).
