@@ -95,7 +95,7 @@ async fn carcassonne_bot_plays_a_seat_of_a_game_on_a_running_server_to_its_end()
     let over = game(&mut client, &name).await;
     assert_eq!(over.status, proto::GameStatus::Finished as i32);
     assert_eq!(
-        over.ending.clone().unwrap().reason,
+        over.ending.unwrap().reason,
         proto::EndReason::Normal as i32,
         "{stderr}"
     );
