@@ -27,7 +27,7 @@ use carcassonne_store::{Actor, EventStore, GameId, NewEvent, RequestId, StoreErr
 
 use crate::api::parse;
 use crate::api::status::ApiError;
-use crate::games::{Games, NewGame, store_error};
+use crate::games::{Games, NewGame, create_stream, store_error};
 use crate::players::Players;
 use crate::proto;
 
@@ -255,19 +255,15 @@ impl Challenges {
         let id = new_challenge_id(request_id.as_str());
         let stream = stream_of(&id)?;
         let batch = to_batch(&[ChallengeEvent::Created { spec }]);
-        let already = || ApiError::AlreadyExists(format!("challenges/{id}"));
         // A retry with the same request id gets the first append back:
         // the challenge it made.
-        let appended = self
-            .store
-            .append(&stream, 0, request_id, &batch)
-            .map_err(|e| match e {
-                StoreError::Conflict { .. } => already(),
-                other => store_error(other),
-            })?;
-        if appended.first_seq != 1 {
-            return Err(already());
-        }
+        create_stream(
+            self.store.as_ref(),
+            &stream,
+            request_id,
+            &batch,
+            &format!("challenges/{id}"),
+        )?;
         let held = self.refresh(&id)?;
         tracing::info!(challenge = %id, "challenge made");
         Ok(held)

@@ -631,6 +631,28 @@ impl Games {
     }
 }
 
+/// Appends the first events of a new stream (a tournament's, a
+/// challenge's) under `request`, once: a retry of that request gets its
+/// first append back; a stream made already by another request is
+/// AlreadyExists, naming it `name`.
+pub fn create_stream(
+    store: &dyn EventStore,
+    stream: &GameId,
+    request: &RequestId,
+    batch: &[carcassonne_store::NewEvent],
+    name: &str,
+) -> Result<(), ApiError> {
+    let already = || ApiError::AlreadyExists(name.to_owned());
+    let appended = store.append(stream, 0, request, batch).map_err(|e| match e {
+        StoreError::Conflict { .. } => already(),
+        other => store_error(other),
+    })?;
+    if appended.first_seq != 1 {
+        return Err(already());
+    }
+    Ok(())
+}
+
 /// Store failures as API errors: the caller's, ours, or damage.
 pub fn store_error(error: StoreError) -> ApiError {
     match error {

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use carcassonne_competition::{ChallengeCommand, ChallengeSpec, ChallengeStatus, PlayerName, SeatOffer};
 use tonic::{Request, Response, Status};
 
-use super::request::{optional_token, request_id};
+use super::request::{naming_request_id, optional_token};
 use crate::api::parse;
 use crate::api::status::{ApiError, quote};
 use crate::challenges::{self, Challenges, DEFAULT_EXPIRY_MS, EXPIRY_MS, GameSettings, Held};
@@ -149,17 +149,7 @@ impl proto::challenge_service_server::ChallengeService for ChallengeService {
     ) -> Result<Response<proto::CreateChallengeResponse>, Status> {
         let challenger = self.players.caller(optional_token(&request)?.as_deref())?;
         let r = request.into_inner();
-        let request_id = request_id(&r.request_id)?;
-        if r.request_id.len() < crate::games::auth::MIN_RETRIED_ID_LEN {
-            return Err(ApiError::InvalidArgument {
-                field: "request_id".to_owned(),
-                message: format!(
-                    "at least {} characters: it names the challenge (use a UUID)",
-                    crate::games::auth::MIN_RETRIED_ID_LEN
-                ),
-            }
-            .into());
-        }
+        let request_id = naming_request_id(&r.request_id, "the challenge")?;
         let expire_ms = match u64::from(r.expire_ms) {
             0 => DEFAULT_EXPIRY_MS,
             ms if EXPIRY_MS.contains(&ms) => ms,

@@ -44,3 +44,18 @@ pub fn request_id(id: &str) -> Result<RequestId, ApiError> {
         message: e.to_string(),
     })
 }
+
+/// The request id of a call that creates `what` ("the tournament", "the
+/// challenge") and names it after the id: long enough that two callers'
+/// random ids never meet, so that a retry gets what the first call made.
+pub fn naming_request_id(id: &str, what: &str) -> Result<RequestId, ApiError> {
+    let request = request_id(id)?;
+    let least = crate::games::auth::MIN_RETRIED_ID_LEN;
+    if id.len() < least {
+        return Err(ApiError::InvalidArgument {
+            field: "request_id".to_owned(),
+            message: format!("at least {least} characters: it names {what} (use a UUID)"),
+        });
+    }
+    Ok(request)
+}

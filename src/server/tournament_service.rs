@@ -10,7 +10,7 @@ use tokio_stream::Stream;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
-use super::request::{optional_token, request_id};
+use super::request::{naming_request_id, optional_token};
 use crate::api::status::ApiError;
 use crate::players::{Players, parse_name};
 use crate::proto;
@@ -177,14 +177,7 @@ impl proto::tournament_service_server::TournamentService for TournamentService {
     ) -> Result<Response<proto::CreateTournamentResponse>, Status> {
         let organiser = self.players.organiser(optional_token(&request)?.as_deref())?;
         let r = request.into_inner();
-        let request = request_id(&r.request_id)?;
-        if request.as_str().len() < 16 {
-            return Err(ApiError::InvalidArgument {
-                field: "request_id".to_owned(),
-                message: "at least 16 characters: it names the tournament".to_owned(),
-            }
-            .into());
-        }
+        let request = naming_request_id(&r.request_id, "the tournament")?;
         let spec = spec_of(&r, organiser)?;
         let id = new_tournament_id(request.as_str());
         let tournaments = self.tournaments.clone();

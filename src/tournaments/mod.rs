@@ -30,7 +30,7 @@ use carcassonne_store::{
 use tokio::sync::broadcast;
 
 use crate::api::status::ApiError;
-use crate::games::{Games, NewGame, store_error};
+use crate::games::{Games, NewGame, create_stream, store_error};
 use crate::players::Players;
 use crate::proto;
 use crate::server::archive_cache::ArchiveCache;
@@ -382,17 +382,13 @@ impl Tournaments {
         events.extend(first_round.iter().cloned());
         let batch = to_batch(&events);
         let stream = stream_of(id)?;
-        let already = || ApiError::AlreadyExists(format!("tournaments/{id}"));
-        let appended = self
-            .store
-            .append(&stream, 0, request_id, &batch)
-            .map_err(|e| match e {
-                StoreError::Conflict { .. } => already(),
-                other => store_error(other),
-            })?;
-        if appended.first_seq != 1 {
-            return Err(already());
-        }
+        create_stream(
+            self.store.as_ref(),
+            &stream,
+            request_id,
+            &batch,
+            &format!("tournaments/{id}"),
+        )?;
         // The stored creation is the truth (a retry may have stored another
         // seed): fold what is stored.
         let stored = self.store.read_game(&stream, 1).map_err(store_error)?;
